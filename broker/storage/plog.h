@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Partition log: record batches in segment files under one directory
+ * (<data_dir>/<topic>-<partition>/). Segments are named by their 20-digit
+ * base offset (.log), each with a sparse offset index (.index: relative
+ * offset u32 | file position u32, one entry per index_interval_bytes) and a
+ * time index (.timeindex: max timestamp i64 | relative offset u32).
+ * Assigns dense offsets; callers never choose them. Indexes are derived
+ * data: rebuilt on recovery, never trusted over the log.
+ * Locality: broker loop thread only. */
+#ifndef BROKER_STORAGE_PLOG_H
+#define BROKER_STORAGE_PLOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/storage/storage_ops.h"
+#include "common/buf.h"
+#include "common/err.h"
+
+struct plog; /* opaque */
+
+enum plog_flush_policy {
+    PLOG_FLUSH_ACK,      /* fsync before acknowledging (group commit) */
+    PLOG_FLUSH_INTERVAL, /* fsync every flush_ms or flush_messages */
+    PLOG_FLUSH_NEVER,    /* leave it to the OS; fsync on roll and close */
+};
+
+struct plog_config {
+    uint64_t segment_bytes;        /* roll past this size */
+    int64_t segment_ms;            /* roll when the active segment is older */
+    int64_t retention_ms;          /* -1 = keep forever */
+    int64_t retention_bytes;       /* -1 = no size limit */
+    uint32_t index_interval_bytes; /* bytes between offset index entries */
+    uint32_t max_batch_bytes;      /* largest batch accepted */
+    enum plog_flush_policy flush_policy;
+    int64_t flush_ms;       /* PLOG_FLUSH_INTERVAL: time bound */
+    int64_t flush_messages; /* PLOG_FLUSH_INTERVAL: count bound */
+};
+
+void plog_config_defaults(struct plog_config *cfg);
+
+/* Open or create the log in dir (created if missing). If the last close was
+ * not clean, scans every segment from the one holding the recovery point:
+ * validates each batch (bounds, CRC, offsets dense and increasing),
+ * rebuilds its indexes, and truncates the log at the first invalid byte
+ * (trace says file, position and why). `wall_ms` stamps new segments.
+ * Success: *out owns the log. Errors: WEIR_EIO, WEIR_ESTORAGE,
+ * WEIR_ECORRUPT (refuses to open: e.g. a segment file name that is not
+ * 20 digits, or offsets going backwards between segments), WEIR_ENOMEM. */
+WEIR_MUST_CHECK int plog_open(const struct storage_ops *ops, const char *dir,
+                              const struct plog_config *cfg, int64_t wall_ms,
+                              struct plog **out, struct err_detail *ed);
+
+/* Write checkpoints (recovery point = end offset) and a clean-shutdown
+ * marker after an fsync, so the next open skips the recovery scan; then
+ * close files and free. NULL is a no-op. */
+void plog_close(struct plog *log);
+/* Close without the clean marker (as a crash would leave it; for tests). */
+void plog_free(struct plog *log);
+
+/* Append a sequence of batches (whole, as received from a producer) to the
+ * log. Validates every batch (batch_validate), then assigns offsets by
+ * patching base offset and leader epoch in `batches` in place, and writes
+ * them with one write. Rolls the segment first when it is full or old.
+ * On success *base is the first offset assigned and *last the last.
+ * Nothing is written when any batch is invalid.
+ * Errors: WEIR_ECORRUPT_MESSAGE, WEIR_EMESSAGE_TOO_LARGE,
+ * WEIR_EUNSUPPORTED_VERSION, WEIR_EIO, WEIR_ESTORAGE (disk full: the
+ * partial write is cut off again, the log stays as it was). */
+WEIR_MUST_CHECK int plog_append(struct plog *log, uint8_t *batches,
+                                size_t len, int32_t leader_epoch,
+                                int64_t wall_ms, int64_t *base, int64_t *last,
+                                struct err_detail *ed);
+
+/* Offsets: start = first offset still held, end = next offset to assign. */
+int64_t plog_start_offset(const struct plog *log);
+int64_t plog_end_offset(const struct plog *log);
+/* End offset covered by the last fsync. */
+int64_t plog_durable_offset(const struct plog *log);
+/* Appended records not yet fsynced. */
+int64_t plog_unflushed_messages(const struct plog *log);
+/* Bytes held in all segments. */
+uint64_t plog_size_bytes(const struct plog *log);
+uint32_t plog_segment_count(const struct plog *log);
+/* True when the last open ran a recovery scan (unclean shutdown). */
+bool plog_recovered(const struct plog *log);
+
+/* fsync what was appended (every segment with unsynced data) and advance
+ * the durable offset; writes the recovery-point checkpoint.
+ * Errors: WEIR_EIO, WEIR_ESTORAGE. */
+WEIR_MUST_CHECK int plog_flush(struct plog *log, struct err_detail *ed);
+
+/* Where to read for a fetch: whole batches starting with the batch that
+ * holds `offset`, ending before `max_offset` (exclusive, e.g. the high
+ * watermark), at most max_bytes - but always at least the first batch, so a
+ * consumer can make progress past a batch larger than max_bytes.
+ * The range lies in one segment; the next read continues in the next.
+ * out->bytes == 0 when offset == max_offset (nothing yet).
+ * Errors: WEIR_EOFFSET_OUT_OF_RANGE (offset < start or > end), WEIR_EIO. */
+struct plog_read_result {
+    struct storage_file *file; /* borrowed; valid until the next call that
+                                  can delete segments (retention, delete) */
+    int fd;                    /* OS descriptor or -1 (memory storage) */
+    uint64_t position;         /* byte position of the first batch */
+    uint32_t bytes;            /* whole batches */
+    int64_t first_offset;      /* base offset of the first batch */
+};
+WEIR_MUST_CHECK int plog_read(struct plog *log, int64_t offset,
+                              int64_t max_offset, uint32_t max_bytes,
+                              struct plog_read_result *out,
+                              struct err_detail *ed);
+/* Copy the bytes of a read result into buf (for memory storage, tests and
+ * the CLI-less paths). */
+WEIR_MUST_CHECK int plog_read_copy(struct plog *log,
+                                   const struct plog_read_result *r,
+                                   struct weir_buf *buf,
+                                   struct err_detail *ed);
+
+/* First offset whose record timestamp is >= ts, by the time index then a
+ * scan of the batches (records of uncompressed batches are read one by one;
+ * a compressed batch counts as a whole, by its max timestamp).
+ * *offset = -1 and *found_ts = -1 when there is none; else *found_ts is that
+ * record's timestamp. Errors: WEIR_EIO. */
+WEIR_MUST_CHECK int plog_offset_for_time(struct plog *log, int64_t ts,
+                                         int64_t *offset, int64_t *found_ts,
+                                         struct err_detail *ed);
+
+/* Delete closed segments (never the active one) whose newest record is
+ * older than retention_ms, then the oldest closed ones while the total
+ * exceeds retention_bytes. *deleted counts them. Errors: WEIR_EIO. */
+WEIR_MUST_CHECK int plog_enforce_retention(struct plog *log, int64_t wall_ms,
+                                           uint32_t *deleted,
+                                           struct err_detail *ed);
+
+/* Roll when the active segment is older than segment_ms and not empty
+ * (called from a timer so idle partitions roll too). */
+WEIR_MUST_CHECK int plog_maybe_roll(struct plog *log, int64_t wall_ms,
+                                    struct err_detail *ed);
+
+/* Remove every batch at or after offset (replication truncation; tests). */
+WEIR_MUST_CHECK int plog_truncate_to(struct plog *log, int64_t offset,
+                                     struct err_detail *ed);
+
+/* Change configuration of an open log (topic config altered). */
+void plog_set_config(struct plog *log, const struct plog_config *cfg);
+const struct plog_config *plog_config(const struct plog *log);
+const char *plog_dir(const struct plog *log);
+
+/* Check internal invariants (tests): offsets increase, indexes sorted and
+ * inside their segments. Returns 0 or WEIR_ECORRUPT. */
+int plog_check_invariants(const struct plog *log, struct err_detail *ed);
+
+#endif /* BROKER_STORAGE_PLOG_H */

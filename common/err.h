@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* One error table for broker, controller, client and wire. The numeric
+ * value of each enum member is its wire code, so no mapping is needed.
+ * definite = the request was certainly not applied; an indefinite error
+ * (timeout, lost connection) means it may have been. */
+#ifndef COMMON_ERR_H
+#define COMMON_ERR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define WEIR_MUST_CHECK __attribute__((warn_unused_result))
+#define WEIR_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/* X(NAME, code, retriable, definite, description) */
+#define WEIR_ERR_TABLE(X)                                                      \
+    X(OK, 0, false, true, "no error")                                          \
+    X(UNKNOWN, 1, false, false, "unexpected internal error")                   \
+    X(MALFORMED, 2, false, true, "malformed request")                          \
+    X(NOMEM, 3, true, true, "out of memory")                                   \
+    X(IO, 4, true, false, "input/output error")                                \
+    X(CORRUPT, 5, false, true, "corrupt data")                                 \
+    X(FRAME_TOO_LARGE, 6, false, true, "frame exceeds the size limit")         \
+    X(UNSUPPORTED_API, 7, false, true, "unknown or unsupported call")          \
+    X(UNKNOWN_TOPIC_OR_PARTITION, 8, true, true,                               \
+      "unknown topic or partition")                                            \
+    X(INVALID_TOPIC, 9, false, true, "invalid topic name")                     \
+    X(TOPIC_EXISTS, 10, false, true, "topic already exists")                   \
+    X(INVALID_PARTITIONS, 11, false, true, "invalid partition count")          \
+    X(INVALID_REPLICATION_FACTOR, 12, false, true,                             \
+      "invalid replication factor")                                            \
+    X(INVALID_CONFIG, 13, false, true, "invalid configuration")                \
+    X(OFFSET_OUT_OF_RANGE, 14, false, true, "offset out of range")             \
+    X(CORRUPT_MESSAGE, 15, false, true,                                        \
+      "record batch failed validation (CRC, bounds or offsets)")               \
+    X(MESSAGE_TOO_LARGE, 16, false, true, "record batch too large")            \
+    X(INVALID_REQUEST, 17, false, true, "invalid request")                     \
+    X(NOT_LEADER, 18, true, true, "not the leader for this partition")         \
+    X(LEADER_NOT_AVAILABLE, 19, true, true, "leader not available")            \
+    X(NOT_ENOUGH_REPLICAS, 20, true, true, "not enough in-sync replicas")      \
+    X(REQUEST_TIMED_OUT, 21, true, false, "request timed out")                 \
+    X(NETWORK, 22, true, false, "connection lost or refused")                  \
+    X(STORAGE, 23, true, true, "storage error on the broker")                  \
+    X(UNSUPPORTED_COMPRESSION, 24, false, true,                                \
+      "unsupported compression codec")                                         \
+    X(INVALID_ARGUMENT, 25, false, true, "invalid argument")                   \
+    X(UNSUPPORTED_VERSION, 26, false, true, "unsupported record format")       \
+    X(POLICY_VIOLATION, 27, false, true, "refused by policy")                  \
+    X(SHUTTING_DOWN, 28, true, true, "broker is shutting down")                \
+    X(FENCED_LEADER_EPOCH, 29, true, true, "leader epoch is stale")            \
+    X(UNKNOWN_LEADER_EPOCH, 30, true, true, "leader epoch is newer")           \
+    X(CONFIG, 31, false, true, "bad configuration")                            \
+    X(NOT_FOUND, 32, false, true, "not found")                                 \
+    X(INVALID_TIMESTAMP, 33, false, true, "invalid timestamp")
+
+enum weir_err {
+#define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,
+    WEIR_ERR_TABLE(WEIR_ERR_ENUM)
+#undef WEIR_ERR_ENUM
+};
+
+/* Upper-case name ("NOT_LEADER"); "UNKNOWN_CODE" for codes not in the table. */
+const char *weir_err_name(int code);
+/* One-line description for humans. */
+const char *weir_err_str(int code);
+bool weir_err_retriable(int code);
+/* True if an error with this code means "certainly not applied". */
+bool weir_err_definite(int code);
+/* Code for a name, or -1. Case-insensitive. */
+int weir_err_from_name(const char *name);
+
+/* Detail for an error: message, raw errno and failing call where one was
+ * involved. Embedded by callers; no heap memory. */
+struct err_detail {
+    int code;      /* enum weir_err */
+    int sys_errno; /* 0 when no system call failed */
+    char msg[512];
+};
+
+void err_detail_clear(struct err_detail *ed);
+/* Set code and message; returns code for `return err_set(...)`. NULL ed ok. */
+int err_set(struct err_detail *ed, int code, const char *fmt, ...)
+    WEIR_PRINTF(3, 4);
+/* As err_set, appending ": <call>: <strerror(errno_value)>". */
+int err_sys(struct err_detail *ed, int code, int errno_value, const char *call,
+            const char *fmt, ...) WEIR_PRINTF(5, 6);
+/* Prefix the existing message with more context ("opening x: <old>"). */
+void err_wrap(struct err_detail *ed, const char *fmt, ...) WEIR_PRINTF(2, 3);
+/* Map an errno value to an error code (ENOMEM, ENOSPC, ...). */
+int err_from_errno(int errno_value);
+
+#endif /* COMMON_ERR_H */

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "common/rpc.h"
+
+#include "common/frame.h"
+#include "common/mem.h"
+
+static void *rpc_alloc(void *ctx, size_t n)
+{
+    (void)ctx;
+    return mem_malloc(n);
+}
+
+static void rpc_free_fn(void *ctx, void *p)
+{
+    (void)ctx;
+    mem_free(p);
+}
+
+ProtobufCAllocator rpc_allocator = {rpc_alloc, rpc_free_fn, NULL};
+
+const char *rpc_api_name(Weir__Request__BodyCase c)
+{
+    switch (c) {
+    case WEIR__REQUEST__BODY_METADATA:
+        return "metadata";
+    case WEIR__REQUEST__BODY_CREATE_TOPICS:
+        return "create_topics";
+    case WEIR__REQUEST__BODY_DELETE_TOPICS:
+        return "delete_topics";
+    case WEIR__REQUEST__BODY_PRODUCE:
+        return "produce";
+    case WEIR__REQUEST__BODY_FETCH:
+        return "fetch";
+    case WEIR__REQUEST__BODY_LIST_OFFSETS:
+        return "list_offsets";
+    default:
+        return "unknown";
+    }
+}
+
+static int rpc_check_produce(const Weir__ProduceRequest *p,
+                             uint32_t payload_len, struct err_detail *ed)
+{
+    uint64_t sum = 0;
+    size_t i;
+
+    if (p->acks != 0 && p->acks != 1 && p->acks != -1) {
+        return err_set(ed, WEIR_EINVALID_REQUEST,
+                       "acks must be 0, 1 or -1 (all), not %d", p->acks);
+    }
+    if (p->n_partitions > RPC_MAX_PARTITIONS) {
+        return err_set(ed, WEIR_EINVALID_REQUEST, "too many partitions");
+    }
+    for (i = 0; i < p->n_partitions; i++) {
+        sum += p->partitions[i]->payload_bytes;
+    }
+    if (sum != payload_len) {
+        return err_set(ed, WEIR_EINVALID_REQUEST,
+                       "partition payload sizes add up to %llu bytes, the "
+                       "frame carries %u",
+                       (unsigned long long)sum, payload_len);
+    }
+    return 0;
+}
+
+static int rpc_check_request(const Weir__Request *r, uint32_t payload_len,
+                             struct err_detail *ed)
+{
+    size_t n = 0;
+
+    switch (r->body_case) {
+    case WEIR__REQUEST__BODY_PRODUCE:
+        return rpc_check_produce(r->produce, payload_len, ed);
+    case WEIR__REQUEST__BODY_METADATA:
+        n = r->metadata->n_topics;
+        break;
+    case WEIR__REQUEST__BODY_CREATE_TOPICS:
+        n = r->create_topics->n_topics;
+        break;
+    case WEIR__REQUEST__BODY_DELETE_TOPICS:
+        n = r->delete_topics->n_names;
+        break;
+    case WEIR__REQUEST__BODY_FETCH:
+        n = r->fetch->n_partitions;
+        break;
+    case WEIR__REQUEST__BODY_LIST_OFFSETS:
+        n = r->list_offsets->n_partitions;
+        break;
+    default:
+        return err_set(ed, WEIR_EUNSUPPORTED_API,
+                       "request names no call this broker knows");
+    }
+    if (n > RPC_MAX_PARTITIONS) {
+        return err_set(ed, WEIR_EINVALID_REQUEST, "too many entries: %zu", n);
+    }
+    if (payload_len != 0) {
+        return err_set(ed, WEIR_EINVALID_REQUEST,
+                       "%s carries no payload, got %u bytes",
+                       rpc_api_name(r->body_case), payload_len);
+    }
+    return 0;
+}
+
+int rpc_request_decode(struct weir_slice header, uint32_t payload_len,
+                       Weir__Request **out, struct err_detail *ed)
+{
+    Weir__Request *r;
+    int rv;
+
+    *out = NULL;
+    r = weir__request__unpack(&rpc_allocator, header.len, header.p);
+    if (r == NULL) {
+        return err_set(ed, WEIR_EMALFORMED,
+                       "request header (%zu bytes) is not a valid protobuf "
+                       "Request",
+                       header.len);
+    }
+    *out = r;
+    rv = rpc_check_request(r, payload_len, ed);
+    return rv;
+}
+
+void rpc_request_free(Weir__Request *r)
+{
+    if (r != NULL) {
+        weir__request__free_unpacked(r, &rpc_allocator);
+    }
+}
+
+static int rpc_check_response(const Weir__Response *r, uint32_t payload_len,
+                              struct err_detail *ed)
+{
+    uint64_t sum = 0;
+    size_t i;
+
+    if (r->body_case == WEIR__RESPONSE__BODY_FETCH) {
+        if (r->fetch->n_partitions > RPC_MAX_PARTITIONS) {
+            return err_set(ed, WEIR_EMALFORMED, "too many partitions");
+        }
+        for (i = 0; i < r->fetch->n_partitions; i++) {
+            sum += r->fetch->partitions[i]->payload_bytes;
+        }
+    }
+    if (sum != payload_len) {
+        return err_set(ed, WEIR_EMALFORMED,
+                       "response payload sizes add up to %llu, frame has %u",
+                       (unsigned long long)sum, payload_len);
+    }
+    return 0;
+}
+
+int rpc_response_decode(struct weir_slice header, uint32_t payload_len,
+                        Weir__Response **out, struct err_detail *ed)
+{
+    Weir__Response *r;
+
+    *out = NULL;
+    r = weir__response__unpack(&rpc_allocator, header.len, header.p);
+    if (r == NULL) {
+        return err_set(ed, WEIR_EMALFORMED,
+                       "response header (%zu bytes) is not a valid protobuf "
+                       "Response",
+                       header.len);
+    }
+    *out = r;
+    return rpc_check_response(r, payload_len, ed);
+}
+
+void rpc_response_free(Weir__Response *r)
+{
+    if (r != NULL) {
+        weir__response__free_unpacked(r, &rpc_allocator);
+    }
+}
+
+static int rpc_encode(const ProtobufCMessage *m, uint32_t payload_len,
+                      struct weir_buf *out)
+{
+    size_t hlen = protobuf_c_message_get_packed_size(m);
+    size_t at;
+
+    if (hlen > UINT32_MAX - 4 - (uint64_t)payload_len) {
+        return WEIR_EFRAME_TOO_LARGE;
+    }
+    at = buf_skip(out, FRAME_PREFIX_BYTES + hlen);
+    if (at == SIZE_MAX) {
+        return WEIR_ENOMEM;
+    }
+    frame_encode_prefix(out->data + at, (uint32_t)hlen, payload_len);
+    (void)protobuf_c_message_pack(m, out->data + at + FRAME_PREFIX_BYTES);
+    return 0;
+}
+
+int rpc_encode_request(const Weir__Request *r, uint32_t payload_len,
+                       struct weir_buf *out)
+{
+    return rpc_encode(&r->base, payload_len, out);
+}
+
+int rpc_encode_response(const Weir__Response *r, uint32_t payload_len,
+                        struct weir_buf *out)
+{
+    return rpc_encode(&r->base, payload_len, out);
+}
