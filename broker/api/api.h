@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Request handlers, one file per call. Each takes ownership of the decoded
+ * request `r` (rpc_request_free when done) and answers `req` exactly once,
+ * now or later. */
+#ifndef BROKER_API_API_H
+#define BROKER_API_API_H
+
+#include "broker/broker.h"
+
+void api_metadata(struct broker *b, struct srv_req *req, Weir__Request *r);
+void api_create_topics(struct broker *b, struct srv_req *req, Weir__Request *r);
+void api_delete_topics(struct broker *b, struct srv_req *req, Weir__Request *r);
+void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r);
+void api_fetch(struct broker *b, struct srv_req *req, Weir__Request *r);
+void api_list_offsets(struct broker *b, struct srv_req *req, Weir__Request *r);
+
+/* Produce requests waiting for group commit: complete those now durable
+ * (or fail them with `code` when a flush failed, code != 0). */
+void api_produce_complete_waits(struct broker *b);
+/* A flush of `log` failed: answer every wait on it with `code`. */
+void api_produce_fail_log(struct broker *b,
+                          const struct plog *log,
+                          int code,
+                          const char *msg);
+/* Retry parked fetches; final = answer them all now (shutdown). */
+void api_fetch_retry(struct broker *b, bool final);
+
+#endif /* BROKER_API_API_H */

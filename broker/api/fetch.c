@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Fetch: whole record batches below the high watermark, sent from the
+ * segment files with sendfile (evbuffer file segments): record bytes never
+ * pass through user space. A fetch that finds fewer than min_bytes parks
+ * until records arrive or max_wait_ms passes (long poll). */
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/api/api.h"
+#include "common/mem.h"
+#include "common/rpc.h"
+#include "common/trace.h"
+
+#define FETCH_DEFAULT_PARTITION_MAX_BYTES (1024u * 1024)
+
+struct fetch_wait {
+    struct broker *b;
+    struct srv_req *req;
+    Weir__Request *r;
+    struct event *timer;
+    struct fetch_wait *next;
+};
+
+/* Per-call scratch for one attempt. */
+struct fetch_plan {
+    Weir__FetchPartitionResult *res;
+    Weir__FetchPartitionResult **ptrs;
+    struct plog_read_result *reads;
+    struct plog **logs;
+    char (*msgs)[512];
+    size_t n;
+    uint64_t total;
+    bool has_error;
+};
+
+static void fetch_plan_free(struct fetch_plan *p)
+{
+    mem_free(p->res);
+    mem_free(p->ptrs);
+    mem_free(p->reads);
+    mem_free(p->logs);
+    mem_free(p->msgs);
+}
+
+static int fetch_plan_alloc(struct fetch_plan *p, size_t n)
+{
+    memset(p, 0, sizeof(*p));
+    p->n = n;
+    p->res = mem_calloc(n + 1, sizeof(*p->res));
+    p->ptrs = mem_calloc(n + 1, sizeof(*p->ptrs));
+    p->reads = mem_calloc(n + 1, sizeof(*p->reads));
+    p->logs = mem_calloc(n + 1, sizeof(*p->logs));
+    p->msgs = mem_calloc(n + 1, sizeof(*p->msgs));
+    return p->res != NULL && p->ptrs != NULL && p->reads != NULL &&
+                   p->logs != NULL && p->msgs != NULL
+               ? 0
+               : WEIR_ENOMEM;
+}
+
+/* Plan one partition: where its bytes are, or why there are none. */
+static void fetch_plan_one(struct broker *b,
+                           const Weir__FetchRequest *fr,
+                           struct fetch_plan *p,
+                           size_t i)
+{
+    const Weir__FetchPartition *fp = fr->partitions[i];
+    Weir__FetchPartitionResult *res = &p->res[i];
+    uint64_t max_total = fr->max_bytes == 0 ? UINT32_MAX : fr->max_bytes;
+    uint32_t limit = fp->partition_max_bytes == 0
+                         ? FETCH_DEFAULT_PARTITION_MAX_BYTES
+                         : fp->partition_max_bytes;
+    struct err_detail ed;
+    struct plog *log;
+    int64_t hw;
+    int rv;
+
+    weir__fetch_partition_result__init(res);
+    res->topic = fp->topic;
+    res->partition = fp->partition;
+    res->high_watermark = -1;
+    res->log_start_offset = -1;
+    res->error_message = p->msgs[i];
+    p->ptrs[i] = res;
+    log = logmgr_partition(b->logs, fp->topic, fp->partition);
+    if (log == NULL) {
+        res->error_code = WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
+        (void)snprintf(p->msgs[i], sizeof(p->msgs[i]),
+                       "unknown topic or partition %s/%d", fp->topic,
+                       fp->partition);
+        p->has_error = true;
+        return;
+    }
+    hw = broker_high_watermark(log);
+    res->high_watermark = hw;
+    res->log_start_offset = plog_start_offset(log);
+    if (fp->fetch_offset < plog_start_offset(log) ||
+        fp->fetch_offset > plog_end_offset(log)) {
+        res->error_code = WEIR_EOFFSET_OUT_OF_RANGE;
+        (void)snprintf(
+            p->msgs[i], sizeof(p->msgs[i]),
+            "offset %lld is outside [%lld, %lld]", (long long)fp->fetch_offset,
+            (long long)plog_start_offset(log), (long long)plog_end_offset(log));
+        p->has_error = true;
+        return;
+    }
+    if (fp->fetch_offset >= hw || p->total >= max_total) {
+        return;
+    }
+    if ((uint64_t)limit > max_total - p->total) {
+        limit = (uint32_t)(max_total - p->total);
+    }
+    err_detail_clear(&ed);
+    rv = plog_read(log, fp->fetch_offset, hw, limit, &p->reads[i], &ed);
+    if (rv != 0) {
+        res->error_code = rv;
+        (void)snprintf(p->msgs[i], sizeof(p->msgs[i]), "%s", ed.msg);
+        p->has_error = true;
+        trace_error("api",
+                    "event=fetch_read_failed topic=%s partition=%d "
+                    "offset=%lld msg=\"%s\"",
+                    fp->topic, fp->partition, (long long)fp->fetch_offset,
+                    ed.msg);
+        return;
+    }
+    p->logs[i] = log;
+    res->payload_bytes = p->reads[i].bytes;
+    p->total += p->reads[i].bytes;
+}
+
+/* Attach one partition's bytes: a file segment over a duplicate of the
+ * segment's descriptor (so retention may delete the file meanwhile), or a
+ * copy when the storage has no descriptor. */
+static int fetch_attach(struct evbuffer *out, struct fetch_plan *p, size_t i)
+{
+    const struct plog_read_result *rr = &p->reads[i];
+    struct evbuffer_file_segment *seg;
+    struct weir_buf copy;
+    struct err_detail ed;
+    int fd;
+    int rv;
+
+    if (rr->bytes == 0) {
+        return 0;
+    }
+    if (rr->fd >= 0) {
+        fd = dup(rr->fd);
+        if (fd < 0) {
+            return WEIR_EIO;
+        }
+        seg = evbuffer_file_segment_new(fd, (ev_off_t)rr->position,
+                                        (ev_off_t)rr->bytes,
+                                        EVBUF_FS_CLOSE_ON_FREE);
+        if (seg == NULL) {
+            (void)close(fd);
+            return WEIR_EIO;
+        }
+        rv = evbuffer_add_file_segment(out, seg, 0, (ev_off_t)rr->bytes);
+        evbuffer_file_segment_free(seg);
+        return rv == 0 ? 0 : WEIR_EIO;
+    }
+    buf_init(&copy);
+    rv = plog_read_copy(p->logs[i], rr, &copy, &ed);
+    if (rv == 0 && evbuffer_add(out, copy.data, copy.len) != 0) {
+        rv = WEIR_ENOMEM;
+    }
+    buf_fini(&copy);
+    return rv;
+}
+
+static void
+fetch_answer(struct srv_req *req, Weir__Request *r, struct fetch_plan *p)
+{
+    Weir__Response resp = WEIR__RESPONSE__INIT;
+    Weir__FetchResponse body = WEIR__FETCH_RESPONSE__INIT;
+    struct evbuffer *payload = evbuffer_new();
+    size_t i;
+
+    if (payload == NULL) {
+        broker_respond_error(req, r->correlation_id, WEIR_ENOMEM,
+                             "out of memory", false);
+        return;
+    }
+    /* file segments stay file segments (sendfile) only in a buffer that
+     * drains to a socket */
+    (void)evbuffer_set_flags(payload, EVBUFFER_FLAG_DRAINS_TO_FD);
+    for (i = 0; i < p->n; i++) {
+        if (fetch_attach(payload, p, i) != 0) {
+            p->res[i].error_code = WEIR_EIO;
+            p->res[i].payload_bytes = 0;
+            (void)evbuffer_drain(payload, evbuffer_get_length(payload));
+            evbuffer_free(payload);
+            broker_respond_error(req, r->correlation_id, WEIR_EIO,
+                                 "cannot attach segment data", false);
+            return;
+        }
+    }
+    body.partitions = p->ptrs;
+    body.n_partitions = p->n;
+    resp.correlation_id = r->correlation_id;
+    resp.body_case = WEIR__RESPONSE__BODY_FETCH;
+    resp.fetch = &body;
+    broker_respond(req, &resp, payload, false);
+    evbuffer_free(payload);
+}
+
+/* Try to answer; true when answered (the caller then frees `r`). */
+static bool
+fetch_try(struct broker *b, struct srv_req *req, Weir__Request *r, bool final)
+{
+    const Weir__FetchRequest *fr = r->fetch;
+    struct fetch_plan p;
+    size_t i;
+
+    if (srv_req_orphaned(req)) {
+        srv_req_finish(req);
+        return true;
+    }
+    if (fetch_plan_alloc(&p, fr->n_partitions) != 0) {
+        fetch_plan_free(&p);
+        broker_respond_error(req, r->correlation_id, WEIR_ENOMEM,
+                             "out of memory", false);
+        return true;
+    }
+    for (i = 0; i < fr->n_partitions; i++) {
+        fetch_plan_one(b, fr, &p, i);
+    }
+    if (!final && !p.has_error && p.total < fr->min_bytes &&
+        fr->max_wait_ms > 0) {
+        fetch_plan_free(&p);
+        return false;
+    }
+    fetch_answer(req, r, &p);
+    fetch_plan_free(&p);
+    return true;
+}
+
+static void fetch_wait_unlink(struct broker *b, struct fetch_wait *w)
+{
+    struct fetch_wait **pw;
+
+    for (pw = &b->fetch_waits; *pw != NULL; pw = &(*pw)->next) {
+        if (*pw == w) {
+            *pw = w->next;
+            break;
+        }
+    }
+    event_free(w->timer);
+    rpc_request_free(w->r);
+    mem_free(w);
+}
+
+static void fetch_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct fetch_wait *w = arg;
+
+    (void)fd;
+    (void)what;
+    (void)fetch_try(w->b, w->req, w->r, true);
+    fetch_wait_unlink(w->b, w);
+}
+
+void api_fetch(struct broker *b, struct srv_req *req, Weir__Request *r)
+{
+    struct fetch_wait *w;
+    struct timeval tv;
+    uint32_t wait_ms;
+
+    if (fetch_try(b, req, r, false)) {
+        rpc_request_free(r);
+        return;
+    }
+    w = mem_calloc(1, sizeof(*w));
+    if (w == NULL ||
+        (w->timer = evtimer_new(b->base, fetch_timeout_cb, w)) == NULL) {
+        mem_free(w);
+        (void)fetch_try(b, req, r, true);
+        rpc_request_free(r);
+        return;
+    }
+    w->b = b;
+    w->req = req;
+    w->r = r;
+    wait_ms = r->fetch->max_wait_ms;
+    if (wait_ms > (uint64_t)b->cfg.fetch_max_wait_ms) {
+        wait_ms = (uint32_t)b->cfg.fetch_max_wait_ms;
+    }
+    tv.tv_sec = wait_ms / 1000;
+    tv.tv_usec = (wait_ms % 1000) * 1000;
+    (void)evtimer_add(w->timer, &tv);
+    w->next = b->fetch_waits;
+    b->fetch_waits = w;
+}
+
+void api_fetch_retry(struct broker *b, bool final)
+{
+    struct fetch_wait *w = b->fetch_waits;
+    struct fetch_wait *next;
+
+    while (w != NULL) {
+        next = w->next;
+        if (fetch_try(b, w->req, w->r, final)) {
+            fetch_wait_unlink(b, w);
+        }
+        w = next;
+    }
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Produce: append each partition's batches as received (validated, offsets
+ * patched in place, one write), then answer - at once, or, under
+ * flush-policy=ack, once group commit has made them durable. acks=0 gets
+ * no answer at all. */
+#include <string.h>
+
+#include "broker/api/api.h"
+#include "common/mem.h"
+#include "common/rpc.h"
+#include "common/trace.h"
+
+/* One produce request waiting for fsync. */
+struct produce_wait {
+    struct srv_req *req;
+    Weir__Request *r;
+    Weir__ProducePartitionResult *res;
+    Weir__ProducePartitionResult **ptrs;
+    struct plog **logs; /* log each partition was appended to, or NULL */
+    int64_t *need;      /* durable offset that acknowledges it */
+    char (*msgs)[512];  /* error messages */
+    size_t n;
+    size_t pending;
+    uint64_t deadline_ms;
+    struct produce_wait *next;
+};
+
+static void produce_wait_free(struct produce_wait *w)
+{
+    if (w == NULL) {
+        return;
+    }
+    rpc_request_free(w->r);
+    mem_free(w->res);
+    mem_free(w->ptrs);
+    mem_free(w->logs);
+    mem_free(w->need);
+    mem_free(w->msgs);
+    mem_free(w);
+}
+
+static struct produce_wait *produce_wait_new(size_t n)
+{
+    struct produce_wait *w = mem_calloc(1, sizeof(*w));
+
+    if (w == NULL) {
+        return NULL;
+    }
+    w->n = n;
+    w->res = mem_calloc(n + 1, sizeof(*w->res));
+    w->ptrs = mem_calloc(n + 1, sizeof(*w->ptrs));
+    w->logs = mem_calloc(n + 1, sizeof(*w->logs));
+    w->need = mem_calloc(n + 1, sizeof(*w->need));
+    w->msgs = mem_calloc(n + 1, sizeof(*w->msgs));
+    if (w->res == NULL || w->ptrs == NULL || w->logs == NULL ||
+        w->need == NULL || w->msgs == NULL) {
+        produce_wait_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static void produce_answer(struct produce_wait *w)
+{
+    Weir__Response resp = WEIR__RESPONSE__INIT;
+    Weir__ProduceResponse body = WEIR__PRODUCE_RESPONSE__INIT;
+
+    if (w->r->produce->acks == 0) {
+        srv_req_finish(w->req);
+    } else {
+        body.partitions = w->ptrs;
+        body.n_partitions = w->n;
+        resp.correlation_id = w->r->correlation_id;
+        resp.body_case = WEIR__RESPONSE__BODY_PRODUCE;
+        resp.produce = &body;
+        broker_respond(w->req, &resp, NULL, false);
+    }
+    produce_wait_free(w);
+}
+
+/* Append one partition's batches; returns 0 or an error code with the
+ * message in w->msgs[i]. */
+static int produce_one(struct broker *b,
+                       struct produce_wait *w,
+                       size_t i,
+                       uint8_t *data,
+                       uint32_t len)
+{
+    const Weir__ProducePartition *pp = w->r->produce->partitions[i];
+    Weir__ProducePartitionResult *res = &w->res[i];
+    struct err_detail ed;
+    struct plog *log;
+    int64_t base;
+    int64_t last;
+    int rv;
+
+    err_detail_clear(&ed);
+    log = logmgr_partition(b->logs, pp->topic, pp->partition);
+    if (log == NULL) {
+        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
+                       "unknown topic or partition %s/%d", pp->topic,
+                       pp->partition);
+        return WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
+    }
+    if (len == 0) {
+        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "no record batches");
+        return WEIR_ECORRUPT_MESSAGE;
+    }
+    rv = plog_append(log, data, len, 0, clock_wall_ms(b->clock), &base, &last,
+                     &ed);
+    if (rv != 0) {
+        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "%s", ed.msg);
+        trace_warn("api",
+                   "event=produce_refused topic=%s partition=%d "
+                   "error=%s msg=\"%s\" peer=%s",
+                   pp->topic, pp->partition, weir_err_name(rv), ed.msg,
+                   w->req->peer);
+        return rv;
+    }
+    res->base_offset = base;
+    res->log_start_offset = plog_start_offset(log);
+    switch (plog_config(log)->flush_policy) {
+    case PLOG_FLUSH_ACK:
+        w->logs[i] = log;
+        w->need[i] = last + 1;
+        w->pending++;
+        broker_mark_dirty(b, log);
+        break;
+    case PLOG_FLUSH_INTERVAL:
+        if (plog_unflushed_messages(log) >= plog_config(log)->flush_messages &&
+            plog_flush(log, &ed) != 0) {
+            trace_error("storage", "event=flush_failed dir=%s msg=\"%s\"",
+                        plog_dir(log), ed.msg);
+        }
+        break;
+    case PLOG_FLUSH_NEVER:
+        break;
+    }
+    return 0;
+}
+
+void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r)
+{
+    const Weir__ProduceRequest *pr = r->produce;
+    struct produce_wait *w = produce_wait_new(pr->n_partitions);
+    uint32_t off = 0;
+    bool appended = false;
+    size_t i;
+
+    if (w == NULL) {
+        broker_respond_error(req, r->correlation_id, WEIR_ENOMEM,
+                             "out of memory", false);
+        rpc_request_free(r);
+        return;
+    }
+    w->req = req;
+    w->r = r;
+    for (i = 0; i < pr->n_partitions; i++) {
+        const Weir__ProducePartition *pp = pr->partitions[i];
+        Weir__ProducePartitionResult *res = &w->res[i];
+        weir__produce_partition_result__init(res);
+        res->topic = pp->topic;
+        res->partition = pp->partition;
+        res->base_offset = -1;
+        res->log_start_offset = -1;
+        res->error_code =
+            produce_one(b, w, i, req->payload + off, pp->payload_bytes);
+        res->error_message = w->msgs[i];
+        appended = appended || res->error_code == 0;
+        w->ptrs[i] = res;
+        off += pp->payload_bytes;
+    }
+    if (appended) {
+        broker_readable(b);
+    }
+    if (w->pending == 0) {
+        produce_answer(w);
+        return;
+    }
+    w->next = b->produce_waits;
+    b->produce_waits = w;
+}
+
+void api_produce_complete_waits(struct broker *b)
+{
+    struct produce_wait **pw = &b->produce_waits;
+    struct produce_wait *w;
+    size_t i;
+
+    while ((w = *pw) != NULL) {
+        for (i = 0; i < w->n; i++) {
+            if (w->logs[i] != NULL &&
+                plog_durable_offset(w->logs[i]) >= w->need[i]) {
+                w->logs[i] = NULL;
+                w->pending--;
+            }
+        }
+        if (w->pending == 0) {
+            *pw = w->next;
+            produce_answer(w);
+        } else {
+            pw = &w->next;
+        }
+    }
+}
+
+void api_produce_fail_log(struct broker *b,
+                          const struct plog *log,
+                          int code,
+                          const char *msg)
+{
+    struct produce_wait *w;
+    size_t i;
+
+    (void)b;
+    for (w = b->produce_waits; w != NULL; w = w->next) {
+        for (i = 0; i < w->n; i++) {
+            if (w->logs[i] == log) {
+                w->logs[i] = NULL;
+                w->need[i] = 0;
+                w->res[i].error_code = code;
+                w->res[i].base_offset = -1;
+                (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "%s", msg);
+            }
+        }
+    }
+    /* entries with no log left are complete; answer them */
+    for (w = b->produce_waits; w != NULL; w = w->next) {
+        w->pending = 0;
+        for (i = 0; i < w->n; i++) {
+            w->pending += w->logs[i] != NULL;
+        }
+    }
+    api_produce_complete_waits(b);
+}

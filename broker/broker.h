@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The broker process: configuration, the data directory (logmgr), the RPC
+ * server, group commit and parked long-poll fetches. Request handlers live
+ * in api/, one file per call; this header is what they share.
+ * Locality: everything here runs on the one event loop thread. */
+#ifndef BROKER_BROKER_H
+#define BROKER_BROKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/storage/logmgr.h"
+#include "common/cfg.h"
+#include "common/clock.h"
+#include "common/net/srv.h"
+#include "proto/weir.pb-c.h"
+
+struct event_base;
+struct evbuffer;
+
+struct broker_config {
+    char *listen;
+    char *advertise;
+    char *data_dir;
+    int64_t id;
+    char *log_level;
+    int64_t max_frame_bytes;
+    int64_t max_connections;
+    int64_t max_connections_per_ip;
+    int64_t max_inflight_per_connection;
+    int64_t idle_timeout_ms;
+    int64_t frame_timeout_ms;
+    int64_t segment_bytes;
+    int64_t segment_ms;
+    int64_t retention_ms;
+    int64_t retention_bytes;
+    int64_t retention_check_interval_ms;
+    int64_t index_interval_bytes;
+    int64_t max_message_bytes;
+    char *flush_policy;
+    int64_t flush_interval_ms;
+    int64_t flush_messages;
+    int64_t fetch_max_wait_ms;
+    int64_t default_partitions;
+};
+
+extern const struct cfg_option broker_options[];
+extern const size_t broker_options_count;
+
+/* Parse a flush policy name ("ack", "interval", "never"). */
+WEIR_MUST_CHECK int broker_parse_flush_policy(const char *s,
+                                              enum plog_flush_policy *out);
+const char *broker_flush_policy_name(enum plog_flush_policy p);
+
+struct produce_wait; /* api/produce.c */
+struct fetch_wait;   /* api/fetch.c */
+
+struct broker {
+    struct broker_config cfg;
+    struct plog_config log_defaults;
+    const struct clock *clock;
+    struct event_base *base;
+    struct logmgr *logs;
+    struct srv *srv;
+    char adv_host[256];
+    uint16_t adv_port;
+
+    /* group commit: logs appended to since the last flush, fsynced once
+     * per loop pass for every request that arrived meanwhile */
+    struct plog **dirty;
+    uint32_t n_dirty;
+    uint32_t cap_dirty;
+    struct event *flush_ev;
+    struct produce_wait *produce_waits; /* acks waiting for an fsync */
+
+    struct fetch_wait *fetch_waits; /* parked long polls */
+
+    struct event *flush_timer;     /* flush-policy=interval */
+    struct event *housekeep_timer; /* retention and age rolls */
+    struct event *sig_term;
+    struct event *sig_int;
+    bool stopping;
+};
+
+/* End of what consumers may read: the durable end with flush-policy=ack,
+ * else the log end (records become visible once written). */
+int64_t broker_high_watermark(const struct plog *log);
+
+/* Encode resp (+ payload moved from `payload`, may be NULL) and answer. */
+void broker_respond(struct srv_req *req,
+                    Weir__Response *resp,
+                    struct evbuffer *payload,
+                    bool close_after);
+/* Answer a request with a request-level error. */
+void broker_respond_error(struct srv_req *req,
+                          uint32_t correlation_id,
+                          int code,
+                          const char *msg,
+                          bool close_after);
+
+/* Note an append that needs an fsync before acknowledging. */
+void broker_mark_dirty(struct broker *b, struct plog *log);
+/* Flush every dirty log now and complete whatever waited for it. */
+void broker_flush_dirty(struct broker *b);
+/* Records became readable somewhere: retry parked fetches. */
+void broker_readable(struct broker *b);
+
+#endif /* BROKER_BROKER_H */

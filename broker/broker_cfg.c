@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The broker's options. Every one is a flag, a config-file key and a
+ * WEIR_<NAME> environment variable (common/cfg.h). Defaults run a local
+ * broker with no configuration at all. */
+#include <stddef.h>
+#include <string.h>
+
+#include "broker/broker.h"
+
+#define OPT_STR(n, def, help, field)                                           \
+    {                                                                          \
+        n, CFG_STR, def, help, offsetof(struct broker_config, field), 0, 0     \
+    }
+#define OPT_INT(n, def, help, field, lo, hi)                                   \
+    {                                                                          \
+        n, CFG_INT, def, help, offsetof(struct broker_config, field), lo, hi   \
+    }
+
+const struct cfg_option broker_options[] = {
+    OPT_STR(
+        "listen", "127.0.0.1:9092", "address for client connections", listen),
+    OPT_STR("advertise",
+            NULL,
+            "address given to clients in metadata (default: listen)",
+            advertise),
+    OPT_STR(
+        "data-dir", "./data", "directory holding the partition logs", data_dir),
+    OPT_INT("id", "1", "broker id", id, 0, INT32_MAX),
+    OPT_STR("log-level",
+            "info",
+            "trace level: debug, info, warn, error",
+            log_level),
+    OPT_INT("max-frame-bytes",
+            "8388608",
+            "largest request frame accepted from a client",
+            max_frame_bytes,
+            1024,
+            1073741824),
+    OPT_INT("max-connections",
+            "10000",
+            "client connections in total",
+            max_connections,
+            1,
+            1000000),
+    OPT_INT("max-connections-per-ip",
+            "1000",
+            "client connections from one address",
+            max_connections_per_ip,
+            1,
+            1000000),
+    OPT_INT("max-inflight-per-connection",
+            "64",
+            "requests read ahead on one connection before reading pauses",
+            max_inflight_per_connection,
+            1,
+            100000),
+    OPT_INT("idle-timeout-ms",
+            "600000",
+            "close a connection silent for this long",
+            idle_timeout_ms,
+            100,
+            INT32_MAX),
+    OPT_INT("frame-timeout-ms",
+            "30000",
+            "close a connection whose started frame does not complete in "
+            "time",
+            frame_timeout_ms,
+            10,
+            INT32_MAX),
+    OPT_INT("segment-bytes",
+            "1073741824",
+            "roll a segment past this size",
+            segment_bytes,
+            4096,
+            INT32_MAX),
+    OPT_INT("segment-ms",
+            "604800000",
+            "roll a segment older than this",
+            segment_ms,
+            1,
+            INT64_MAX),
+    OPT_INT("retention-ms",
+            "604800000",
+            "delete closed segments whose newest record is older (-1: "
+            "never)",
+            retention_ms,
+            -1,
+            INT64_MAX),
+    OPT_INT("retention-bytes",
+            "-1",
+            "per partition, delete oldest closed segments beyond this size "
+            "(-1: no limit)",
+            retention_bytes,
+            -1,
+            INT64_MAX),
+    OPT_INT("retention-check-interval-ms",
+            "60000",
+            "how often retention and age-based rolls run",
+            retention_check_interval_ms,
+            10,
+            INT32_MAX),
+    OPT_INT("index-interval-bytes",
+            "4096",
+            "log bytes between offset index entries",
+            index_interval_bytes,
+            64,
+            1048576),
+    OPT_INT("max-message-bytes",
+            "1048588",
+            "largest record batch accepted",
+            max_message_bytes,
+            64,
+            1073741824),
+    OPT_STR("flush-policy",
+            "ack",
+            "ack: fsync before acknowledging (group commit); interval: "
+            "fsync every flush-interval-ms or flush-messages; never: leave "
+            "it to the OS",
+            flush_policy),
+    OPT_INT("flush-interval-ms",
+            "1000",
+            "with flush-policy=interval, fsync at least this often",
+            flush_interval_ms,
+            1,
+            INT32_MAX),
+    OPT_INT("flush-messages",
+            "10000",
+            "with flush-policy=interval, fsync after this many records",
+            flush_messages,
+            1,
+            INT64_MAX),
+    OPT_INT("fetch-max-wait-ms",
+            "30000",
+            "cap on how long a fetch may wait for data",
+            fetch_max_wait_ms,
+            0,
+            600000),
+    OPT_INT("default-partitions",
+            "1",
+            "partitions of a topic created without a count",
+            default_partitions,
+            1,
+            LOGMGR_MAX_PARTITIONS),
+};
+
+const size_t broker_options_count =
+    sizeof(broker_options) / sizeof(broker_options[0]);
+
+int broker_parse_flush_policy(const char *s, enum plog_flush_policy *out)
+{
+    if (strcmp(s, "ack") == 0) {
+        *out = PLOG_FLUSH_ACK;
+    } else if (strcmp(s, "interval") == 0) {
+        *out = PLOG_FLUSH_INTERVAL;
+    } else if (strcmp(s, "never") == 0) {
+        *out = PLOG_FLUSH_NEVER;
+    } else {
+        return WEIR_ECONFIG;
+    }
+    return 0;
+}
+
+const char *broker_flush_policy_name(enum plog_flush_policy p)
+{
+    switch (p) {
+    case PLOG_FLUSH_ACK:
+        return "ack";
+    case PLOG_FLUSH_INTERVAL:
+        return "interval";
+    case PLOG_FLUSH_NEVER:
+        return "never";
+    }
+    return "?";
+}

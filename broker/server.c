@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Broker start-up and shutdown: data directory, listener, timers, signals,
+ * and the dispatch of each request to its handler. */
+#include "broker/server.h"
+
+#include <event2/event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "broker/api/api.h"
+#include "common/frame.h"
+#include "common/mem.h"
+#include "common/net/addr.h"
+#include "common/rpc.h"
+#include "common/trace.h"
+
+static void server_dispatch(void *arg, struct srv_req *req)
+{
+    struct broker *b = arg;
+    Weir__Request *r = NULL;
+    struct err_detail ed;
+    int rv;
+
+    err_detail_clear(&ed);
+    rv = rpc_request_decode(req->header, req->payload_len, &r, &ed);
+    if (rv != 0) {
+        /* without a decodable header there is no correlation id to answer
+         * with, and the stream can no longer be trusted: answer and close */
+        trace_warn("api", "event=bad_request peer=%s error=%s msg=\"%s\"",
+                   req->peer, weir_err_name(rv), ed.msg);
+        broker_respond_error(req, r != NULL ? r->correlation_id : 0, rv, ed.msg,
+                             r == NULL);
+        rpc_request_free(r);
+        return;
+    }
+    if (b->stopping) {
+        broker_respond_error(req, r->correlation_id, WEIR_ESHUTTING_DOWN,
+                             "broker is shutting down", false);
+        rpc_request_free(r);
+        return;
+    }
+    switch (r->body_case) {
+    case WEIR__REQUEST__BODY_METADATA:
+        api_metadata(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_CREATE_TOPICS:
+        api_create_topics(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_DELETE_TOPICS:
+        api_delete_topics(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_PRODUCE:
+        api_produce(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_FETCH:
+        api_fetch(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_LIST_OFFSETS:
+        api_list_offsets(b, req, r);
+        break;
+    default:
+        broker_respond_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
+                             "unknown call", false);
+        rpc_request_free(r);
+        break;
+    }
+}
+
+static void server_flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    broker_flush_dirty(arg);
+}
+
+static void server_flush_one(void *arg,
+                             const char *topic,
+                             int32_t partition,
+                             struct plog *log)
+{
+    struct err_detail ed;
+
+    (void)arg;
+    if (plog_unflushed_messages(log) == 0) {
+        return;
+    }
+    if (plog_flush(log, &ed) != 0) {
+        trace_error("storage",
+                    "event=flush_failed topic=%s partition=%d msg=\"%s\"",
+                    topic, partition, ed.msg);
+    }
+}
+
+static void server_flush_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct broker *b = arg;
+
+    (void)fd;
+    (void)what;
+    logmgr_each(b->logs, server_flush_one, b);
+    api_produce_complete_waits(b);
+}
+
+static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct broker *b = arg;
+    struct err_detail ed;
+
+    (void)fd;
+    (void)what;
+    if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock), &ed) != 0) {
+        trace_error("storage", "event=housekeeping_failed msg=\"%s\"", ed.msg);
+    }
+}
+
+static void server_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+    struct broker *b = arg;
+
+    (void)what;
+    if (b->stopping) {
+        return;
+    }
+    trace_info("broker", "event=shutdown_begin signal=%d", (int)sig);
+    b->stopping = true;
+    (void)event_base_loopexit(b->base, NULL);
+}
+
+static int server_timers(struct broker *b, struct err_detail *ed)
+{
+    struct timeval tv;
+
+    b->flush_ev = event_new(b->base, -1, 0, server_flush_cb, b);
+    b->flush_timer =
+        event_new(b->base, -1, EV_PERSIST, server_flush_timer_cb, b);
+    b->housekeep_timer =
+        event_new(b->base, -1, EV_PERSIST, server_housekeep_cb, b);
+    b->sig_term = evsignal_new(b->base, SIGTERM, server_signal_cb, b);
+    b->sig_int = evsignal_new(b->base, SIGINT, server_signal_cb, b);
+    if (b->flush_ev == NULL || b->flush_timer == NULL ||
+        b->housekeep_timer == NULL || b->sig_term == NULL ||
+        b->sig_int == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "cannot create timers");
+    }
+    tv.tv_sec = b->cfg.flush_interval_ms / 1000;
+    tv.tv_usec = (b->cfg.flush_interval_ms % 1000) * 1000;
+    (void)event_add(b->flush_timer, &tv);
+    tv.tv_sec = b->cfg.retention_check_interval_ms / 1000;
+    tv.tv_usec = (b->cfg.retention_check_interval_ms % 1000) * 1000;
+    (void)event_add(b->housekeep_timer, &tv);
+    (void)event_add(b->sig_term, NULL);
+    (void)event_add(b->sig_int, NULL);
+    return 0;
+}
+
+static int server_log_defaults(struct broker *b, struct err_detail *ed)
+{
+    struct plog_config *d = &b->log_defaults;
+
+    plog_config_defaults(d);
+    d->segment_bytes = (uint64_t)b->cfg.segment_bytes;
+    d->segment_ms = b->cfg.segment_ms;
+    d->retention_ms = b->cfg.retention_ms;
+    d->retention_bytes = b->cfg.retention_bytes;
+    d->index_interval_bytes = (uint32_t)b->cfg.index_interval_bytes;
+    d->max_batch_bytes = (uint32_t)b->cfg.max_message_bytes;
+    d->flush_ms = b->cfg.flush_interval_ms;
+    d->flush_messages = b->cfg.flush_messages;
+    if (broker_parse_flush_policy(b->cfg.flush_policy, &d->flush_policy) != 0) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "flush-policy '%s' is not one of ack, interval, never",
+                       b->cfg.flush_policy);
+    }
+    if (b->cfg.max_message_bytes + 1024 > b->cfg.max_frame_bytes) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "max-message-bytes (%lld) must leave room for the "
+                       "header within max-frame-bytes (%lld)",
+                       (long long)b->cfg.max_message_bytes,
+                       (long long)b->cfg.max_frame_bytes);
+    }
+    return 0;
+}
+
+int server_open(struct broker *b, struct err_detail *ed)
+{
+    struct srv_config sc;
+    const char *adv;
+    int rv;
+
+    b->clock = clock_system();
+    rv = server_log_defaults(b, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    adv = b->cfg.advertise != NULL ? b->cfg.advertise : b->cfg.listen;
+    rv = addr_split(adv, b->adv_host, sizeof(b->adv_host), &b->adv_port, ed);
+    if (rv != 0) {
+        err_wrap(ed, "advertise");
+        return rv;
+    }
+    b->base = event_base_new();
+    if (b->base == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "cannot create the event loop");
+    }
+    rv = logmgr_open(storage_posix(), b->cfg.data_dir, &b->log_defaults,
+                     clock_wall_ms(b->clock), &b->logs, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    sc.max_frame_bytes = (uint32_t)b->cfg.max_frame_bytes;
+    sc.max_header_bytes = FRAME_DEFAULT_MAX_HEADER_BYTES;
+    sc.max_connections = (uint32_t)b->cfg.max_connections;
+    sc.max_connections_per_ip = (uint32_t)b->cfg.max_connections_per_ip;
+    sc.max_inflight_per_conn = (uint32_t)b->cfg.max_inflight_per_connection;
+    sc.idle_timeout_ms = (uint32_t)b->cfg.idle_timeout_ms;
+    sc.frame_timeout_ms = (uint32_t)b->cfg.frame_timeout_ms;
+    rv = srv_open(b->base, b->cfg.listen, &sc, server_dispatch, b, &b->srv, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    if (b->adv_port == 0) {
+        b->adv_port = srv_port(b->srv);
+    }
+    return server_timers(b, ed);
+}
+
+int server_run(struct broker *b)
+{
+    trace_info("broker",
+               "event=started id=%lld listen=%s port=%u advertise=%s:%u "
+               "data_dir=%s topics=%u flush_policy=%s",
+               (long long)b->cfg.id, b->cfg.listen, srv_port(b->srv),
+               b->adv_host, b->adv_port, b->cfg.data_dir,
+               logmgr_topic_count(b->logs),
+               broker_flush_policy_name(b->log_defaults.flush_policy));
+    if (event_base_dispatch(b->base) < 0) {
+        return WEIR_EIO;
+    }
+    return 0;
+}
+
+static void server_free_event(struct event *ev)
+{
+    if (ev != NULL) {
+        event_free(ev);
+    }
+}
+
+void server_close(struct broker *b)
+{
+    if (b->srv != NULL) {
+        srv_stop_accepting(b->srv);
+    }
+    if (b->logs != NULL) {
+        /* acknowledge what was written, then release the long polls */
+        struct timeval drain = {0, 200000};
+        broker_flush_dirty(b);
+        api_fetch_retry(b, true);
+        /* give the answers just queued a moment to reach their clients */
+        (void)event_base_loopexit(b->base, &drain);
+        (void)event_base_dispatch(b->base);
+    }
+    srv_close(b->srv);
+    b->srv = NULL;
+    if (b->logs != NULL) {
+        logmgr_close(b->logs);
+        b->logs = NULL;
+        trace_info("broker", "event=shutdown_complete clean=true");
+    }
+    server_free_event(b->flush_ev);
+    server_free_event(b->flush_timer);
+    server_free_event(b->housekeep_timer);
+    server_free_event(b->sig_term);
+    server_free_event(b->sig_int);
+    if (b->base != NULL) {
+        event_base_free(b->base);
+    }
+    mem_free(b->dirty);
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Framed RPC server over libevent: a listener and its connections. Reads
+ * frames (limits checked from the 8-byte prefix before any allocation),
+ * hands each whole request to a handler, and writes responses strictly in
+ * request order, so clients may pipeline. A handler may answer later (long
+ * polls, group commit); requests behind it wait for their turn.
+ * Locality: the event loop thread. */
+#ifndef COMMON_NET_SRV_H
+#define COMMON_NET_SRV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+
+struct event_base;
+struct evbuffer;
+struct srv;
+struct srv_conn;
+
+struct srv_config {
+    uint32_t max_frame_bytes;
+    uint32_t max_header_bytes;
+    uint32_t max_connections;        /* beyond this new ones are closed */
+    uint32_t max_connections_per_ip; /* per client address */
+    uint32_t max_inflight_per_conn;  /* stop reading past this many */
+    uint32_t idle_timeout_ms;        /* close after this long unheard */
+    uint32_t frame_timeout_ms;       /* a started frame must end by then */
+};
+
+/* One request. Owned by the server until srv_req_respond/srv_req_finish;
+ * the handler keeps the pointer while it works on it. */
+struct srv_req {
+    struct srv_conn *conn;    /* NULL once the connection is gone */
+    uint32_t seq;             /* position in the connection's order */
+    struct weir_slice header; /* protobuf header bytes */
+    uint8_t *payload;         /* raw payload (mutable: produce patches it) */
+    uint32_t payload_len;
+    uint64_t received_us; /* monotonic, for latency */
+    const char *peer;     /* "ip:port" of the client */
+    void *user;           /* for the handler */
+    /* private */
+    struct evbuffer *out;
+    bool done;
+    bool close_after;
+    struct srv_req *next;
+};
+
+/* Called once per request frame. The handler must eventually call exactly
+ * one of srv_req_respond / srv_req_finish for it. */
+typedef void (*srv_request_fn)(void *arg, struct srv_req *req);
+
+/* Listen on "host:port" (port 0 = any). *out owns the server.
+ * Errors: WEIR_ENETWORK (bind/listen failed: message names the address
+ * and the call), WEIR_ENOMEM. */
+WEIR_MUST_CHECK int srv_open(struct event_base *base,
+                             const char *listen,
+                             const struct srv_config *cfg,
+                             srv_request_fn on_request,
+                             void *arg,
+                             struct srv **out,
+                             struct err_detail *ed);
+/* Stop accepting; existing connections go on. */
+void srv_stop_accepting(struct srv *s);
+/* Close every connection and free. Requests still held by handlers become
+ * orphans (conn == NULL); answering them then just frees them. */
+void srv_close(struct srv *s);
+/* The bound port (useful with port 0). */
+uint16_t srv_port(const struct srv *s);
+uint32_t srv_connection_count(const struct srv *s);
+
+/* Queue a response: `frame` (bytes, typically prefix + header) followed by
+ * `payload` (moved out of it without copying; may hold file segments for
+ * sendfile; may be NULL). Frees the request once it has been written out in
+ * order. close_after: close the connection after this response. */
+void srv_req_respond(struct srv_req *req,
+                     const struct weir_buf *frame,
+                     struct evbuffer *payload,
+                     bool close_after);
+/* Finish without a response (acks=0 produce). */
+void srv_req_finish(struct srv_req *req);
+/* True when the client has gone and nobody will read an answer. */
+static inline bool srv_req_orphaned(const struct srv_req *req)
+{
+    return req->conn == NULL;
+}
+
+#endif /* COMMON_NET_SRV_H */

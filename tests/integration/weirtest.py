@@ -1,0 +1,326 @@
+"""Helpers for Weir's integration tests: real processes on loopback.
+
+Starts weir-broker processes on free ports with their own data directories,
+runs the weir CLI, and speaks the wire protocol directly (a minimal protobuf
+encoder/decoder is enough for the few messages the tests forge), so tests can
+send malformed frames a real client never would.
+"""
+import os
+import random
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.environ.get("WEIR_BUILD_DIR") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "build")
+BROKER_BIN = os.environ.get("WEIR_BROKER_BIN") or os.path.join(
+    BUILD, "broker", "weir-broker")
+CLI_BIN = os.environ.get("WEIR_CLI_BIN") or os.path.join(
+    BUILD, "client", "weir")
+
+
+def log(msg):
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Broker:
+    """One weir-broker process. Stop only what we started, by PID."""
+
+    def __init__(self, data_dir=None, port=None, args=(), env=None):
+        self.tmp = None
+        if data_dir is None:
+            self.tmp = tempfile.mkdtemp(prefix="weir-it-")
+            data_dir = os.path.join(self.tmp, "data")
+        self.data_dir = data_dir
+        self.port = port or free_port()
+        self.args = list(args)
+        self.env = env
+        self.proc = None
+        self.log_path = os.path.join(os.path.dirname(data_dir) or ".",
+                                     f"broker-{self.port}.log")
+
+    @property
+    def addr(self):
+        return f"127.0.0.1:{self.port}"
+
+    def start(self, timeout=20):
+        env = dict(os.environ)
+        if self.env:
+            env.update(self.env)
+        self.logf = open(self.log_path, "ab")
+        start_mark = self.logf.tell()
+        self.proc = subprocess.Popen(
+            [BROKER_BIN, "--listen", self.addr, "--data-dir", self.data_dir]
+            + self.args, stdout=self.logf, stderr=self.logf, env=env)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"broker exited with {self.proc.returncode}:\n"
+                    + self.log_text()[-3000:])
+            with open(self.log_path, "rb") as f:
+                f.seek(start_mark)
+                if b"event=started" in f.read():
+                    return self
+            time.sleep(0.05)
+        raise RuntimeError("broker did not start:\n" + self.log_text()[-3000:])
+
+    def log_text(self):
+        try:
+            with open(self.log_path, "r", errors="replace") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def kill9(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+        self.logf.close()
+
+    def stop(self, timeout=20):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+                raise RuntimeError("broker did not stop on SIGTERM")
+        if not self.logf.closed:
+            self.logf.close()
+        return self.proc.returncode if self.proc else None
+
+    def restart(self):
+        self.stop()
+        return self.start()
+
+    def cleanup(self):
+        try:
+            if self.proc and self.proc.poll() is None:
+                self.kill9()
+        finally:
+            if self.tmp and os.environ.get("WEIR_KEEP_TMP") != "1":
+                subprocess.run(["rm", "-rf", self.tmp])
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.cleanup()
+
+
+def weir(broker, *args, input=None, timeout=120, check=True):
+    """Run the weir CLI against a broker; returns CompletedProcess."""
+    cmd = [CLI_BIN, "--bootstrap", broker.addr] + [str(a) for a in args]
+    p = subprocess.run(cmd, input=input, capture_output=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise AssertionError(
+            f"{' '.join(cmd)} exited {p.returncode}\nstdout: "
+            f"{p.stdout[-2000:]!r}\nstderr: {p.stderr[-2000:]!r}")
+    return p
+
+
+# ---- minimal protobuf ----------------------------------------------------
+
+def pb_varint(v):
+    if v < 0:
+        v += 1 << 64
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        if v:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def pb_field(num, value):
+    """int -> varint field; bytes/str -> length-delimited; list -> repeated."""
+    if isinstance(value, list):
+        return b"".join(pb_field(num, v) for v in value)
+    if isinstance(value, bool):
+        value = int(value)
+    if isinstance(value, int):
+        return pb_varint(num << 3) + pb_varint(value)
+    if isinstance(value, str):
+        value = value.encode()
+    return pb_varint(num << 3 | 2) + pb_varint(len(value)) + value
+
+
+def pb_msg(*fields):
+    return b"".join(pb_field(n, v) for n, v in fields if v is not None)
+
+
+def pb_read_varint(b, i):
+    shift = 0
+    v = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if not c & 0x80:
+            return v, i
+
+
+def pb_parse(b):
+    """bytes -> {field: [values]} (ints or bytes)."""
+    out = {}
+    i = 0
+    while i < len(b):
+        key, i = pb_read_varint(b, i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = pb_read_varint(b, i)
+            if v >= 1 << 63:
+                v -= 1 << 64
+        elif wt == 2:
+            n, i = pb_read_varint(b, i)
+            v = b[i:i + n]
+            i += n
+        elif wt == 5:
+            v = b[i:i + 4]
+            i += 4
+        elif wt == 1:
+            v = b[i:i + 8]
+            i += 8
+        else:
+            raise ValueError(f"wire type {wt}")
+        out.setdefault(num, []).append(v)
+    return out
+
+
+def pb_int(msg, num, default=0):
+    v = msg.get(num)
+    if not v:
+        return default
+    x = v[-1]
+    return x - (1 << 32) if x >= 1 << 31 and x < 1 << 32 else x
+
+
+# ---- frames ----------------------------------------------------------------
+
+# Request body field numbers (proto/weir.proto)
+METADATA, CREATE_TOPICS, DELETE_TOPICS, PRODUCE, FETCH, LIST_OFFSETS = \
+    10, 11, 12, 13, 14, 15
+
+
+def frame(header, payload=b""):
+    return struct.pack(">II", 4 + len(header) + len(payload),
+                       len(header)) + header + payload
+
+
+def request(corr, body_field, body, payload=b""):
+    return frame(pb_msg((1, corr), (2, "it"), (body_field, body)), payload)
+
+
+def read_frame(sock, timeout=10):
+    """Returns (response dict, payload) or None when the peer closed."""
+    sock.settimeout(timeout)
+    head = recv_exact(sock, 8)
+    if head is None:
+        return None
+    flen, hlen = struct.unpack(">II", head)
+    rest = recv_exact(sock, flen - 4)
+    if rest is None:
+        return None
+    return pb_parse(rest[:hlen]), rest[hlen:]
+
+
+def recv_exact(sock, n):
+    buf = bytearray()
+    while len(buf) < n:
+        try:
+            chunk = sock.recv(n - len(buf))
+        except (ConnectionResetError, BrokenPipeError):
+            return None
+        if not chunk:
+            return None
+        buf += chunk
+    return bytes(buf)
+
+
+def connect(broker):
+    s = socket.create_connection(("127.0.0.1", broker.port), timeout=10)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+
+def closed_by_peer(sock, timeout=10):
+    """True when the broker closes the connection within timeout."""
+    sock.settimeout(timeout)
+    deadline = time.time() + timeout
+    try:
+        while time.time() < deadline:
+            if not sock.recv(65536):
+                return True
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+    return False
+
+
+# ---- record batches (Kafka v2 layout), for forged produce payloads -------
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def zigzag(v):
+    return pb_varint((v << 1) ^ (v >> 63) if v < 0 else v << 1)
+
+
+def record_batch(values, ts=None, corrupt_crc=False):
+    ts = int(time.time() * 1000) if ts is None else ts
+    recs = b""
+    for i, v in enumerate(values):
+        body = (b"\x00" + zigzag(0) + zigzag(i) + zigzag(-1) + zigzag(len(v))
+                + v + zigzag(0))
+        recs += zigzag(len(body)) + body
+    after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, ts, ts, -1, -1,
+                            -1, len(values)) + recs
+    crc = crc32c(after_crc)
+    if corrupt_crc:
+        crc ^= 1
+    after_len = struct.pack(">ibI", -1, 2, crc) + after_crc
+    return struct.pack(">qi", 0, len(after_len)) + after_len
+
+
+def run_main(tests):
+    """Run test functions in order; exit non-zero on the first failure."""
+    only = sys.argv[1:]
+    failed = 0
+    for t in tests:
+        if only and t.__name__ not in only:
+            continue
+        log(f"RUN  {t.__name__}")
+        t0 = time.time()
+        try:
+            t()
+        except Exception:
+            import traceback
+            traceback.print_exc()
+            log(f"FAIL {t.__name__} ({time.time() - t0:.1f}s)")
+            failed += 1
+            continue
+        log(f"PASS {t.__name__} ({time.time() - t0:.1f}s)")
+    sys.exit(1 if failed else 0)
