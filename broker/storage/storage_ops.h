@@ -37,6 +37,7 @@ struct storage_ops {
                 struct err_detail *ed);
     /* OS file descriptor for zero-copy sends, or -1 (memory storage). */
     int (*fd)(void *ctx, struct storage_file *f);
+    /* Succeeds when the directory exists already. */
     int (*mkdir)(void *ctx, const char *path, struct err_detail *ed);
     int (*rename)(void *ctx, const char *from, const char *to,
                   struct err_detail *ed);
@@ -65,6 +66,25 @@ WEIR_MUST_CHECK int storage_write_atomic(const struct storage_ops *ops,
 WEIR_MUST_CHECK int storage_read_small(const struct storage_ops *ops,
                                        const char *path, size_t max,
                                        char **out, size_t *len,
+                                       struct err_detail *ed);
+
+/* Longest path the storage layer builds (data dir + partition + file). */
+#define STORAGE_PATH_MAX 4096
+
+/* "<dir>/<name>" into out. Errors: WEIR_EINVALID_ARGUMENT (too long). */
+WEIR_MUST_CHECK int storage_join(char *out, size_t cap, const char *dir,
+                                 const char *name, struct err_detail *ed);
+/* Directory part of path ("/a/b" -> "/a", "b" -> "."); -1 if cap is too
+ * small. */
+int storage_parent_dir(const char *path, char *out, size_t cap);
+/* Create path and any missing parents (mkdir -p), fsyncing the parent of
+ * each directory created. */
+WEIR_MUST_CHECK int storage_mkdirs(const struct storage_ops *ops,
+                                   const char *path, struct err_detail *ed);
+/* Unlink every entry of dir, then remove dir (one level: partition
+ * directories hold only files). A missing dir is not an error. */
+WEIR_MUST_CHECK int storage_remove_dir(const struct storage_ops *ops,
+                                       const char *dir,
                                        struct err_detail *ed);
 
 #endif /* BROKER_STORAGE_STORAGE_OPS_H */

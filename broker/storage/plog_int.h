@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Layout of struct plog, shared by the plog_*.c files only.
+ * Durability model: a segment is fsynced (log and indexes) before the next
+ * one is created, so every closed segment is whole on disk and only the
+ * active segment can hold a torn or lost tail. The recovery point
+ * checkpoint therefore matters at segment granularity, and is rewritten
+ * only when the durable offset moves into a newer segment.
+ * Locality: broker loop thread only. */
+#ifndef BROKER_STORAGE_PLOG_INT_H
+#define BROKER_STORAGE_PLOG_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/storage/plog.h"
+#include "broker/storage/seg.h"
+
+#define PLOG_CLEAN_MARKER        "clean-shutdown"
+#define PLOG_RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
+
+struct plog {
+    const struct storage_ops *ops;
+    char *dir; /* owned */
+    struct plog_config cfg;
+    struct seg **segs; /* owned; ascending base offsets, last = active */
+    uint32_t n_segs;
+    uint32_t cap_segs;
+    int64_t durable_offset;    /* end offset covered by the last fsync */
+    int64_t checkpoint_offset; /* recovery point on disk; -1 = none */
+    int64_t unflushed_messages;
+    bool recovered; /* the last open ran a recovery scan */
+    bool offline;   /* an fsync failed: the page cache state is unknown, so
+                       no more writes until the log is reopened */
+};
+
+static inline struct seg *plog_active(const struct plog *log)
+{
+    return log->segs[log->n_segs - 1];
+}
+
+/* Index of the segment holding offset: the last with base <= offset, or 0
+ * when offset is below every base. */
+uint32_t plog_seg_at(const struct plog *log, int64_t offset);
+/* Append a segment to the array (consumes s, freeing it on failure).
+ * Errors: WEIR_ENOMEM. */
+WEIR_MUST_CHECK int
+plog_push_seg(struct plog *log, struct seg *s, struct err_detail *ed);
+/* "<dir>/<name>". */
+WEIR_MUST_CHECK int plog_path(const struct plog *log,
+                              const char *name,
+                              char *out,
+                              struct err_detail *ed);
+
+/* fsync a segment's .log (and its index files when `indexes`); a failure
+ * takes the log offline. */
+WEIR_MUST_CHECK int plog_sync_seg(struct plog *log,
+                                  struct seg *s,
+                                  bool indexes,
+                                  struct err_detail *ed);
+/* fsync the log directory; a failure takes the log offline. */
+WEIR_MUST_CHECK int plog_sync_dir(struct plog *log, struct err_detail *ed);
+/* WEIR_ESTORAGE when the log is offline. */
+WEIR_MUST_CHECK int plog_check_online(const struct plog *log,
+                                      struct err_detail *ed);
+/* Write the recovery point checkpoint (atomically). */
+WEIR_MUST_CHECK int
+plog_write_checkpoint(struct plog *log, int64_t offset, struct err_detail *ed);
+/* Rewrite the checkpoint when the durable offset lies in a newer segment
+ * than the one on disk (or the one on disk is past the end). Failures are
+ * traced, not returned: a stale checkpoint only makes recovery scan more. */
+void plog_maybe_checkpoint(struct plog *log);
+/* Make the index of segment s usable (closed segments load lazily). */
+WEIR_MUST_CHECK int
+plog_ensure_index(struct plog *log, struct seg *s, struct err_detail *ed);
+
+/* plog_read.c: the batch of s holding offset (s's index loaded). */
+WEIR_MUST_CHECK int plog_find_batch(const struct seg *s,
+                                    int64_t offset,
+                                    uint64_t *pos,
+                                    struct batch_header *h,
+                                    struct err_detail *ed);
+
+/* Seal the active segment and start a new one at the end offset. */
+WEIR_MUST_CHECK int
+plog_roll(struct plog *log, int64_t wall_ms, struct err_detail *ed);
+
+/* plog_open.c: read the directory and bring every segment up (clean load
+ * or recovery scan); fills log->segs. */
+WEIR_MUST_CHECK int
+plog_load(struct plog *log, int64_t wall_ms, struct err_detail *ed);
+
+#endif /* BROKER_STORAGE_PLOG_INT_H */
