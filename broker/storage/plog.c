@@ -294,32 +294,60 @@ static bool plog_needs_roll(const struct plog *log,
            s->next_offset + n_offsets - 1 - s->base_offset > UINT32_MAX;
 }
 
-int plog_append(struct plog *log,
-                uint8_t *batches,
-                size_t len,
-                int32_t leader_epoch,
-                int64_t wall_ms,
-                int64_t *base,
-                int64_t *last,
-                struct err_detail *ed)
+/* Longest prefix of whole batches (at least one) that fits the active
+ * segment's room, so one append of many batches spreads over segments the
+ * way separate appends would. */
+static size_t plog_chunk(const struct plog *log,
+                         const uint8_t *batches,
+                         size_t len,
+                         uint32_t *n_batches,
+                         int64_t *n_offsets)
+{
+    const struct seg *s = plog_active(log);
+    uint64_t room =
+        log->cfg.segment_bytes > s->size ? log->cfg.segment_bytes - s->size : 0;
+    size_t pos = 0;
+    size_t blen;
+
+    *n_batches = 0;
+    *n_offsets = 0;
+    while (pos < len) {
+        blen = BATCH_LOG_OVERHEAD +
+               wire_get_u32be(batches + pos + BATCH_OFF_LENGTH);
+        if (*n_batches > 0 && pos + blen > room) {
+            break;
+        }
+        (*n_batches)++;
+        *n_offsets += (int64_t)wire_get_u32be(batches + pos +
+                                              BATCH_OFF_LAST_OFFSET_DELTA) +
+                      1;
+        pos += blen;
+    }
+    return pos;
+}
+
+/* Write validated batches that go to one segment (rolling first if
+ * needed). */
+static int plog_append_chunk(struct plog *log,
+                             uint8_t *batches,
+                             size_t len,
+                             uint32_t n_batches,
+                             int64_t n_offsets,
+                             int32_t leader_epoch,
+                             int64_t wall_ms,
+                             struct err_detail *ed)
 {
     struct batch_header h;
     struct seg *s;
-    uint32_t n_batches;
-    int64_t n_offsets;
     int64_t off;
     size_t pos;
     int rv;
 
-    rv = plog_check_online(log, ed);
-    if (rv == 0) {
-        rv = plog_validate(log, batches, len, &n_batches, &n_offsets, ed);
-    }
-    if (rv == 0 && plog_needs_roll(log, len, n_offsets, wall_ms)) {
+    if (plog_needs_roll(log, len, n_offsets, wall_ms)) {
         rv = plog_roll(log, wall_ms, ed);
-    }
-    if (rv != 0) {
-        return rv;
+        if (rv != 0) {
+            return rv;
+        }
     }
     s = plog_active(log);
     /* room for the index entries now, so nothing can fail after the
@@ -352,7 +380,6 @@ int plog_append(struct plog *log,
     if (s->size == 0) {
         s->created_wall_ms = wall_ms; /* age counts from the first batch */
     }
-    *base = s->next_offset;
     for (pos = 0; pos < len; pos += batch_size(&h)) {
         if (batch_header_decode(batches + pos, len - pos, UINT32_MAX, &h,
                                 NULL) != 0) {
@@ -360,8 +387,50 @@ int plog_append(struct plog *log,
         }
         seg_note_batch(s, &h, s->size, log->cfg.index_interval_bytes);
     }
-    *last = s->next_offset - 1;
     log->unflushed_messages += n_offsets;
+    return 0;
+}
+
+int plog_append(struct plog *log,
+                uint8_t *batches,
+                size_t len,
+                int32_t leader_epoch,
+                int64_t wall_ms,
+                int64_t *base,
+                int64_t *last,
+                struct err_detail *ed)
+{
+    uint32_t n_batches;
+    int64_t n_offsets;
+    size_t pos = 0;
+    size_t chunk;
+    int rv;
+
+    rv = plog_check_online(log, ed);
+    if (rv == 0) {
+        rv = plog_validate(log, batches, len, &n_batches, &n_offsets, ed);
+    }
+    if (rv != 0) {
+        return rv;
+    }
+    *base = plog_active(log)->next_offset;
+    while (pos < len) {
+        chunk =
+            plog_chunk(log, batches + pos, len - pos, &n_batches, &n_offsets);
+        rv = plog_append_chunk(log, batches + pos, chunk, n_batches, n_offsets,
+                               leader_epoch, wall_ms, ed);
+        if (rv != 0) {
+            /* earlier chunks are in the log: the outcome is no longer
+             * "nothing written", so report an indefinite error */
+            if (pos > 0 && ed != NULL) {
+                ed->code = WEIR_EIO;
+                rv = WEIR_EIO;
+            }
+            return rv;
+        }
+        pos += chunk;
+    }
+    *last = plog_active(log)->next_offset - 1;
     return 0;
 }
 

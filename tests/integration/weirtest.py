@@ -20,7 +20,7 @@ BUILD = os.environ.get("WEIR_BUILD_DIR") or os.path.join(
 BROKER_BIN = os.environ.get("WEIR_BROKER_BIN") or os.path.join(
     BUILD, "broker", "weir-broker")
 CLI_BIN = os.environ.get("WEIR_CLI_BIN") or os.path.join(
-    BUILD, "client", "weir")
+    BUILD, "client", "cli", "weir")
 
 
 def log(msg):

@@ -678,9 +678,41 @@ static void test_out_of_memory_anywhere_is_survivable(void **state)
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
 }
 
+/* One append carrying many batches spreads over segments at batch
+ * boundaries, as separate appends would; offsets stay dense. */
+static void test_multi_batch_append_splits_at_segment_size(void **state)
+{
+    struct plog_fixture *f = *state;
+    struct weir_buf all;
+    int64_t base;
+    int64_t last;
+    uint32_t i;
+
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    buf_init(&all);
+    for (i = 0; i < 20; i++) {
+        assert_int_equal(batch_gen_make(&all, i, 3, 1000, 1, 300), 0);
+    }
+    assert_true(all.len > 4 * f->cfg.segment_bytes);
+    assert_int_equal(plog_append(f->log, all.data, all.len, 0, 1000, &base,
+                                 &last, &f->ed),
+                     0);
+    assert_true(base == 0);
+    assert_true(last == 59);
+    assert_true(plog_end_offset(f->log) == 60);
+    assert_true(plog_segment_count(f->log) >= 4);
+    for (i = 0; i < plog_segment_count(f->log); i++) {
+        assert_true(f->log->segs[i]->size <= f->cfg.segment_bytes);
+    }
+    assert_int_equal(plog_check_invariants(f->log, &f->ed), 0);
+    buf_fini(&all);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_multi_batch_append_splits_at_segment_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_log_is_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_trip_many_batches_and_rolls,
                                         setup, teardown),
