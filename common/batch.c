@@ -50,6 +50,13 @@ int batch_header_decode(const uint8_t *p, size_t n, uint32_t max_batch_bytes,
         return err_set(ed, WEIR_ECORRUPT_MESSAGE,
                        "batch has a negative offset, count or offset delta");
     }
+    /* every offset in the batch must be representable: record offsets are
+     * base_offset + delta with 0 <= delta <= last_offset_delta */
+    if (h->base_offset > INT64_MAX - h->last_offset_delta) {
+        return err_set(ed, WEIR_ECORRUPT_MESSAGE,
+                       "batch last offset overflows: base %lld + delta %d",
+                       (long long)h->base_offset, h->last_offset_delta);
+    }
     return 0;
 }
 
@@ -97,8 +104,12 @@ static int batch_parse_record(struct weir_cursor *c, const struct batch_header *
         return -1;
     }
     cur_init(&rc, body.p, body.len);
+    /* an offset delta outside 0..last_offset_delta would put the record
+     * outside its batch, and base_offset + odelta could overflow */
     if (!cur_u8(&rc, &attrs) || !cur_varlong(&rc, &tdelta) ||
-        !cur_varint(&rc, &odelta) || !cur_varint(&rc, &klen) || klen < -1) {
+        !cur_varint(&rc, &odelta) || odelta < 0 ||
+        odelta > h->last_offset_delta || !cur_varint(&rc, &klen) ||
+        klen < -1) {
         return -1;
     }
     (void)attrs;
@@ -349,7 +360,10 @@ int batch_builder_add(struct batch_builder *bb, int64_t timestamp,
     }
     buf_init(&body);
     buf_put_u8(&body, 0);
-    buf_put_varlong(&body, timestamp - bb->base_timestamp);
+    /* wraps like the reader's base + delta, so timestamps far apart
+     * round-trip without signed overflow */
+    buf_put_varlong(&body, (int64_t)((uint64_t)timestamp -
+                                     (uint64_t)bb->base_timestamp));
     buf_put_varint(&body, bb->count);
     batch_put_bytes(&body, key, key == NULL ? -1 : key_len);
     batch_put_bytes(&body, value, value == NULL ? -1 : value_len);

@@ -111,7 +111,9 @@ size_t buf_skip(struct weir_buf *b, size_t n)
         return SIZE_MAX;
     }
     at = b->len;
-    memset(b->data + at, 0, n);
+    if (n > 0) { /* data is still NULL if nothing was ever reserved */
+        memset(b->data + at, 0, n);
+    }
     b->len += n;
     return at;
 }

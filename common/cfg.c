@@ -300,6 +300,7 @@ static int cfg_load_args(const struct cfg_option *opts, size_t n,
                          bool *help, int *rest, struct err_detail *ed)
 {
     char name[128];
+    char flag[sizeof(name) + 2]; /* "--name", the source in messages */
     const struct cfg_option *o;
     const char *value;
     const char *eq;
@@ -324,6 +325,10 @@ static int cfg_load_args(const struct cfg_option *opts, size_t n,
         (void)snprintf(name, sizeof(name), "%.*s",
                        (int)(eq != NULL ? (size_t)(eq - a) : strlen(a)), a);
         if (strcmp(name, CFG_FLAG_CONFIG) == 0) {
+            if (eq == NULL && i + 1 >= argc) {
+                return err_set(ed, WEIR_ECONFIG,
+                               "option '--config' needs a value");
+            }
             i += eq == NULL ? 1 : 0; /* handled before */
             continue;
         }
@@ -344,7 +349,8 @@ static int cfg_load_args(const struct cfg_option *opts, size_t n,
             return err_set(ed, WEIR_ECONFIG, "option '--%s' needs a value",
                            name);
         }
-        rv = cfg_assign(o, target, value, argv[i], ed);
+        (void)snprintf(flag, sizeof(flag), "--%s", name);
+        rv = cfg_assign(o, target, value, flag, ed);
         if (rv != 0) {
             return rv;
         }

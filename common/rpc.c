@@ -18,6 +18,74 @@ static void rpc_free_fn(void *ctx, void *p)
 
 ProtobufCAllocator rpc_allocator = {rpc_alloc, rpc_free_fn, NULL};
 
+/* Decoders unpack through this one: it remembers a failed allocation, so
+ * out of memory (retriable) is not reported as a malformed message.
+ * Memory from it is freed through rpc_allocator (same functions). */
+static void *rpc_alloc_noting(void *ctx, size_t n)
+{
+    void *p = mem_malloc(n);
+
+    if (p == NULL) {
+        *(bool *)ctx = true;
+    }
+    return p;
+}
+
+/* Nesting bound for rpc_has_field_zero: weir.proto has no message that
+ * contains itself, so real depth is small; this guards a future one. */
+#define RPC_MAX_DEPTH 16
+
+/* protobuf-c rejects a tag whose first byte has field number 0 but not an
+ * over-long one (0x80 0x00), which it keeps as an unknown field with tag 0;
+ * repacked, that message is bytes protobuf-c itself refuses. Field number
+ * 0 is invalid in every protobuf message, so the decoders refuse it. */
+static bool rpc_has_field_zero(const ProtobufCMessage *m, unsigned depth)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    const char *base = (const char *)m;
+    const ProtobufCFieldDescriptor *f;
+    ProtobufCMessage *const *subs;
+    size_t n;
+    size_t k;
+    unsigned i;
+
+    if (depth > RPC_MAX_DEPTH) {
+        return true;
+    }
+    for (i = 0; i < m->n_unknown_fields; i++) {
+        if (m->unknown_fields[i].tag == 0) {
+            return true;
+        }
+    }
+    for (i = 0; i < d->n_fields; i++) {
+        f = &d->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE) {
+            continue;
+        }
+        if ((f->flags & PROTOBUF_C_FIELD_FLAG_ONEOF) != 0 &&
+            *(const uint32_t *)(const void *)(base + f->quantifier_offset) !=
+                f->id) {
+            continue; /* another member of the oneof is set */
+        }
+        /* a repeated field is (count, array); a single one, one pointer */
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            n = *(const size_t *)(const void *)(base + f->quantifier_offset);
+            subs = *(ProtobufCMessage *const *const *)(const void *)(base +
+                                                                     f->offset);
+        } else {
+            n = 1;
+            subs = (ProtobufCMessage *const *)(const void *)(base + f->offset);
+        }
+        for (k = 0; k < n; k++) {
+            /* NOLINTNEXTLINE(misc-no-recursion): bounded by depth */
+            if (subs[k] != NULL && rpc_has_field_zero(subs[k], depth + 1)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 const char *rpc_api_name(Weir__Request__BodyCase c)
 {
     switch (c) {
@@ -104,11 +172,20 @@ static int rpc_check_request(const Weir__Request *r, uint32_t payload_len,
 int rpc_request_decode(struct weir_slice header, uint32_t payload_len,
                        Weir__Request **out, struct err_detail *ed)
 {
+    bool oom = false;
+    ProtobufCAllocator a = {rpc_alloc_noting, rpc_free_fn, &oom};
     Weir__Request *r;
     int rv;
 
     *out = NULL;
-    r = weir__request__unpack(&rpc_allocator, header.len, header.p);
+    r = weir__request__unpack(&a, header.len, header.p);
+    if (r == NULL && oom) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory unpacking a request");
+    }
+    if (r != NULL && rpc_has_field_zero(&r->base, 0)) {
+        rpc_request_free(r);
+        r = NULL;
+    }
     if (r == NULL) {
         return err_set(ed, WEIR_EMALFORMED,
                        "request header (%zu bytes) is not a valid protobuf "
@@ -152,10 +229,19 @@ static int rpc_check_response(const Weir__Response *r, uint32_t payload_len,
 int rpc_response_decode(struct weir_slice header, uint32_t payload_len,
                         Weir__Response **out, struct err_detail *ed)
 {
+    bool oom = false;
+    ProtobufCAllocator a = {rpc_alloc_noting, rpc_free_fn, &oom};
     Weir__Response *r;
 
     *out = NULL;
-    r = weir__response__unpack(&rpc_allocator, header.len, header.p);
+    r = weir__response__unpack(&a, header.len, header.p);
+    if (r == NULL && oom) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory unpacking a response");
+    }
+    if (r != NULL && rpc_has_field_zero(&r->base, 0)) {
+        rpc_response_free(r);
+        r = NULL;
+    }
     if (r == NULL) {
         return err_set(ed, WEIR_EMALFORMED,
                        "response header (%zu bytes) is not a valid protobuf "
@@ -179,7 +265,9 @@ static int rpc_encode(const ProtobufCMessage *m, uint32_t payload_len,
     size_t hlen = protobuf_c_message_get_packed_size(m);
     size_t at;
 
-    if (hlen > UINT32_MAX - 4 - (uint64_t)payload_len) {
+    /* in 64 bits: UINT32_MAX - 4 - payload_len would wrap for payloads
+     * within 4 bytes of the limit */
+    if ((uint64_t)hlen + 4 + payload_len > UINT32_MAX) {
         return WEIR_EFRAME_TOO_LARGE;
     }
     at = buf_skip(out, FRAME_PREFIX_BYTES + hlen);

@@ -27,7 +27,8 @@ extern ProtobufCAllocator rpc_allocator;
  * NULL, except for WEIR_EUNSUPPORTED_API and semantic errors after a
  * successful unpack, where *out is set so the caller can still answer with
  * the correlation id (and must free it).
- * Errors: WEIR_EMALFORMED, WEIR_EUNSUPPORTED_API, WEIR_EINVALID_REQUEST. */
+ * Errors: WEIR_EMALFORMED, WEIR_EUNSUPPORTED_API, WEIR_EINVALID_REQUEST,
+ * WEIR_ENOMEM (retriable; *out is NULL). */
 WEIR_MUST_CHECK int rpc_request_decode(struct weir_slice header,
                                        uint32_t payload_len,
                                        Weir__Request **out,

@@ -57,8 +57,11 @@ void trace_emit(enum trace_level lvl, const char *sub, const char *fmt, ...)
     n = strftime(line, sizeof(line), "ts=%Y-%m-%dT%H:%M:%S", &tm);
     k = snprintf(line + n, sizeof(line) - n, ".%03ldZ level=%s sub=%s ",
                  ts.tv_nsec / 1000000, trace_names[lvl], sub);
+    /* snprintf returns the length it wanted: a long subsystem name must
+     * not move n past the buffer */
     if (k > 0) {
-        n += (size_t)k;
+        n += (size_t)k < sizeof(line) - n - 1 ? (size_t)k
+                                              : sizeof(line) - n - 2;
     }
     va_start(ap, fmt);
     k = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Write the seed corpora for the fuzz targets in tests/fuzz/.
+
+    python3 tests/fuzz/make_corpus.py [OUT_DIR]   (default: tests/fuzz/corpus)
+
+Each target gets a directory of small files: valid inputs built here from
+the specs (Kafka RecordBatch v2, proto/weir.proto, the frame prefix), plus
+inputs aimed at each check. The output is deterministic; the generated
+files are committed, because they are test inputs. Files whose names start
+with "crash-" or "regress-" are kept here too (regression inputs for bugs
+found by fuzzing or review); this script only writes "seed-" files and
+removes stale "seed-" files, so it never touches the others.
+"""
+
+import os
+import struct
+import sys
+
+# ---- primitives --------------------------------------------------------
+
+
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def uvarint(n):
+    """Unsigned LEB128 (protobuf varint); negative ints as 64-bit."""
+    n &= (1 << 64) - 1
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def zigzag(n):
+    """Kafka varint/varlong: zigzag then LEB128."""
+    return uvarint((n << 1) ^ (n >> 63))
+
+
+# ---- protobuf (proto/weir.proto) ----------------------------------------
+
+
+def pb_varint(field, value):
+    return uvarint(field << 3) + uvarint(value)
+
+
+def pb_bytes(field, data):
+    if isinstance(data, str):
+        data = data.encode()
+    return uvarint(field << 3 | 2) + uvarint(len(data)) + data
+
+
+def request(corr, body_field, body, client="seed"):
+    return pb_varint(1, corr) + pb_bytes(2, client) + pb_bytes(body_field, body)
+
+
+def response(corr, body_field=None, body=b"", error=0, msg=""):
+    out = pb_varint(1, corr)
+    if error:
+        out += pb_varint(2, error) + pb_bytes(3, msg)
+    if body_field is not None:
+        out += pb_bytes(body_field, body)
+    return out
+
+
+def envelope(payload_len, header):
+    return struct.pack(">I", payload_len) + header
+
+
+def envelope_seeds():
+    config = pb_bytes(1, "cleanup.policy") + pb_bytes(2, "compact")
+    metadata = pb_bytes(1, "orders") + pb_bytes(1, "payments") + pb_varint(3, 1)
+    create = pb_bytes(1, pb_bytes(1, "events") + pb_varint(2, 6) +
+                      pb_varint(3, 3) + pb_bytes(4, config)) + pb_varint(2, 1)
+    delete = pb_bytes(1, "old")
+
+    def produce(acks, sizes):
+        body = pb_varint(1, acks) + pb_varint(2, 3000)
+        for i, n in enumerate(sizes):
+            body += pb_bytes(3, pb_bytes(1, "t") + pb_varint(2, i) +
+                             pb_varint(3, n))
+        return body
+
+    fetch = (pb_varint(1, 500) + pb_varint(2, 1) + pb_varint(3, 1 << 20) +
+             pb_bytes(4, pb_bytes(1, "t") + pb_varint(2, 0) +
+                      pb_varint(3, 42) + pb_varint(4, 65536) +
+                      pb_varint(5, -1)) + pb_varint(5, -1))
+    lo = pb_bytes(1, pb_bytes(1, "t") + pb_varint(2, 0) + pb_varint(3, -2))
+
+    broker = pb_varint(1, 1) + pb_bytes(2, "localhost") + pb_varint(3, 9092)
+    part = (pb_varint(1, 0) + pb_varint(3, 1) + pb_varint(4, 7) +
+            pb_varint(5, 1) + pb_varint(5, 2) + pb_varint(6, 1) +
+            pb_varint(8, 100))
+    topic = pb_bytes(1, "orders") + pb_bytes(4, part) + pb_bytes(5, config)
+    md_resp = pb_bytes(1, "cluster-1") + pb_varint(2, 1) + pb_bytes(
+        3, broker) + pb_bytes(4, topic)
+    fetch_resp = pb_bytes(1, pb_bytes(1, "t") + pb_varint(5, 12) +
+                          pb_varint(7, 700)) + pb_bytes(
+                              1, pb_bytes(1, "t") + pb_varint(2, 1) +
+                              pb_varint(3, 18))
+    prod_resp = pb_bytes(1, pb_bytes(1, "t") + pb_varint(5, 1000))
+    lo_resp = pb_bytes(1, pb_bytes(1, "t") + pb_varint(4, 5) +
+                       pb_varint(5, 1700000000000))
+    topic_res = pb_bytes(1, pb_bytes(1, "events") + pb_varint(2, 10) +
+                         pb_bytes(3, "topic already exists"))
+
+    return {
+        "req-metadata": envelope(0, request(1, 10, metadata)),
+        "req-create-topics": envelope(0, request(2, 11, create)),
+        "req-delete-topics": envelope(0, request(3, 12, delete)),
+        "req-produce": envelope(150, request(4, 13, produce(-1, [100, 50]))),
+        "req-produce-acks0": envelope(7, request(5, 13, produce(0, [7]))),
+        "req-produce-bad-acks": envelope(7, request(6, 13, produce(2, [7]))),
+        "req-produce-sum-mismatch": envelope(
+            149, request(7, 13, produce(1, [100, 50]))),
+        "req-fetch": envelope(0, request(8, 14, fetch)),
+        "req-list-offsets": envelope(0, request(9, 15, lo)),
+        "req-unknown-call": envelope(0, pb_varint(1, 42) + pb_bytes(99, b"")),
+        "req-empty": envelope(0, b""),
+        "req-payload-on-metadata": envelope(1, request(10, 10, metadata)),
+        "garbage": envelope(0, b"\xff" * 12),
+        "truncated-string": envelope(0, b"\x08\x01\x12\x05a"),
+        "resp-error": envelope(0, response(11, error=7, msg="unknown call")),
+        "resp-metadata": envelope(0, response(12, 10, md_resp)),
+        "resp-create-topics": envelope(0, response(13, 11, topic_res)),
+        "resp-produce": envelope(0, response(14, 13, prod_resp)),
+        "resp-fetch": envelope(700, response(15, 14, fetch_resp)),
+        "resp-fetch-mismatch": envelope(699, response(16, 14, fetch_resp)),
+        "resp-list-offsets": envelope(0, response(17, 15, lo_resp)),
+        "short": b"\x08",
+    }
+
+
+# ---- frames -------------------------------------------------------------
+
+
+def prefix(frame_len, header_len):
+    return struct.pack(">II", frame_len, header_len)
+
+
+def frame(header, payload):
+    return prefix(4 + len(header) + len(payload), len(header)) + header + payload
+
+
+def frame_seeds():
+    # first byte picks the limits in fuzz_frame.c: 0 default, 1 tiny (64/16),
+    # 2 unlimited, 3 (4/0)
+    hdr = request(1, 10, pb_bytes(1, "t"))
+    return {
+        "one-frame": b"\x00" + frame(hdr, b""),
+        "two-frames": b"\x00" + frame(hdr, b"\x01" * 5) + frame(hdr, b""),
+        "empty-frame": b"\x03" + frame(b"", b"") + frame(b"", b""),
+        "tiny-limit-ok": b"\x01" + frame(b"h" * 16, b"p" * 44),
+        "tiny-limit-frame": b"\x01" + frame(b"h" * 16, b"p" * 45),
+        "tiny-limit-header": b"\x01" + frame(b"h" * 17, b""),
+        "frame-over-default": b"\x00" + prefix(8 * 1024 * 1024 + 1, 0),
+        "header-over-default": b"\x00" + prefix(2 * 1024 * 1024,
+                                                1024 * 1024 + 1),
+        "header-beyond-frame": b"\x00" + prefix(10, 7),
+        "frame-below-4": b"\x00" + prefix(3, 0),
+        "max-unlimited": b"\x02" + prefix(0xFFFFFFFF, 0xFFFFFFFB),
+        "cut-prefix": b"\x00" + prefix(20, 4)[:6],
+    }
+
+
+# ---- record batches (Kafka RecordBatch v2) -----------------------------
+
+
+def record(ts_delta, off_delta, key, value, headers=()):
+    def blob(b):
+        return zigzag(-1) if b is None else zigzag(len(b)) + b
+
+    body = b"\x00" + zigzag(ts_delta) + zigzag(off_delta) + blob(key) + blob(
+        value) + zigzag(len(headers))
+    for hk, hv in headers:
+        body += zigzag(len(hk)) + hk + blob(hv)
+    return zigzag(len(body)) + body
+
+
+def batch(records, count=None, last_delta=None, base=0, epoch=-1,
+          base_ts=1000, max_ts=None, attrs=0, pid=-1, magic=2, crc=None,
+          length=None):
+    recs = b"".join(records)
+    count = len(records) if count is None else count
+    last_delta = count - 1 if last_delta is None else last_delta
+    max_ts = base_ts if max_ts is None else max_ts
+    after_crc = struct.pack(">hiqqqhii", attrs, last_delta, base_ts, max_ts,
+                            pid, -1, -1, count) + recs
+    crc = crc32c(after_crc) if crc is None else crc
+    length = 4 + 1 + 4 + len(after_crc) if length is None else length
+    return struct.pack(">qiibI", base, length, epoch, magic, crc) + after_crc
+
+
+def batch_seeds():
+    r_plain = [record(0, 0, b"k", b"v"),
+               record(5, 1, None, b"xy", [(b"h", b"1")])]
+    plain = batch(r_plain, max_ts=1005)
+    headers = batch([record(0, 0, b"key", b"value",
+                            [(b"a", None), (b"", b"e"), (b"c", b"")])])
+    nulls = batch([record(0, 0, None, None), record(-3, 1, b"", b"")])
+    big_ts = batch([record(0, 0, b"k", b"v"),
+                    record(-(1 << 62), 1, b"k", b"v")], base_ts=1 << 62)
+    compressed = batch([b"\x28\xb5\x2f\xfd"], count=3, attrs=4)
+    produced = batch(r_plain, base=1000, epoch=7, pid=42)
+    bad_crc = bytearray(plain)
+    bad_crc[-1] ^= 1
+    over_long = batch([b"\x1a\x00\x00\x80\x80\x80\x80\x80\x00\x02k\x02v\x00"])
+    many_headers = batch([b"\x1a\x00\x00\x00\x02k\x02v\xd0\x0f\x02a\x02b"])
+    trailing = batch(r_plain + [b"\x00"], count=2)
+    return {
+        "one-batch": plain,
+        "three-batches": plain + produced + headers,
+        "headers": headers,
+        "null-key-value": nulls,
+        "extreme-timestamps": big_ts,
+        "compressed": compressed,
+        "partial-tail": plain + plain[:40],
+        "partial-tail-header": plain + plain[:70],
+        "bad-crc": bytes(bad_crc),
+        "bad-magic": batch(r_plain, magic=1),
+        "length-too-small": batch(r_plain, length=48),
+        "length-too-large": batch(r_plain, length=1 << 24),
+        "count-mismatch": batch(r_plain, count=3),
+        "last-delta-mismatch": batch(r_plain, last_delta=5),
+        "over-long-varint": over_long,
+        "header-count-beyond": many_headers,
+        "trailing-bytes": trailing,
+        "negative-key-len": batch([b"\x10\x00\x00\x00\x03k\x02v\x00"]),
+        "empty": b"",
+    }
+
+
+def regress_seeds():
+    """Inputs for bugs fixed in common/ (kept as regression cases)."""
+    r2 = [record(0, 0, b"k", b"v"), record(0, 1, b"k", b"v")]
+    return {
+        "batch": {
+            # base_offset + last_offset_delta overflowed int64 (UB)
+            "regress-last-offset-overflow": batch(r2, base=(1 << 63) - 1),
+            # a record offset delta of INT32_MAX overflowed base + delta
+            "regress-offset-delta-overflow": batch(
+                [record(0, 0, b"k", b"v"),
+                 record(0, (1 << 31) - 1, b"k", b"v")],
+                base=(1 << 63) - 2),
+        },
+    }
+
+
+# ---- configuration -----------------------------------------------------
+
+
+def config_seeds():
+    return {
+        "full": b"; broker\n[broker]\ndata_dir = /data\nport = 19092\n"
+                b"segment-bytes = 64m\nverbose = yes\nrack = r1\n",
+        "suffixes": b"segment-bytes=1GiB\nport=9k\n",
+        "bad-int": b"port = 12x\n",
+        "out-of-range": b"port = 70000\n",
+        "unknown-key": b"bogus = 1\n",
+        "no-equals": b"port\n",
+        "config-key": b"config = other.ini\n",
+        "bool-bad": b"verbose = maybe\n",
+        "colon-and-quotes": b"rack: \"r 2\"  ; comment\n",
+        "sections": b"[a]\n[b]\nport=1\n[",
+        "set-style": b"data_dir=/x",
+        "big-number": b"segment-bytes = 9223372036854775807\n",
+        "overflow": b"segment-bytes = 8589934592g\n",
+        "empty": b"",
+    }
+
+
+# ---- output ------------------------------------------------------------
+
+
+def write_dir(path, seeds, regress):
+    os.makedirs(path, exist_ok=True)
+    for name in os.listdir(path):
+        if name.startswith("seed-") and name[5:] not in seeds:
+            os.remove(os.path.join(path, name))
+    files = {"seed-" + k: v for k, v in seeds.items()}
+    files.update(regress)
+    for name, data in sorted(files.items()):
+        with open(os.path.join(path, name), "wb") as f:
+            f.write(data)
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "corpus")
+    assert crc32c(b"123456789") == 0xE3069283
+    regress = regress_seeds()
+    for target, seeds in (("frame", frame_seeds()),
+                          ("envelope", envelope_seeds()),
+                          ("batch", batch_seeds()),
+                          ("config", config_seeds())):
+        write_dir(os.path.join(out, target), seeds, regress.get(target, {}))
+
+
+if __name__ == "__main__":
+    main()
