@@ -10,8 +10,8 @@
 
 #include "common/mem.h"
 
-static const struct cfg_option *cfg_find(const struct cfg_option *opts,
-                                         size_t n, const char *name)
+static const struct cfg_option *
+cfg_find(const struct cfg_option *opts, size_t n, const char *name)
 {
     char norm[128];
     size_t i;
@@ -89,8 +89,10 @@ int cfg_parse_bool(const char *s, bool *out)
     return WEIR_ECONFIG;
 }
 
-static int cfg_assign(const struct cfg_option *o, void *target,
-                      const char *value, const char *source,
+static int cfg_assign(const struct cfg_option *o,
+                      void *target,
+                      const char *value,
+                      const char *source,
                       struct err_detail *ed)
 {
     char *field = (char *)target + o->offset;
@@ -123,9 +125,8 @@ static int cfg_assign(const struct cfg_option *o, void *target,
         return 0;
     case CFG_BOOL:
         if (value == NULL || cfg_parse_bool(value, &bv) != 0) {
-            return err_set(ed, WEIR_ECONFIG,
-                           "%s: '%s' is not a boolean for %s", source,
-                           value != NULL ? value : "", o->name);
+            return err_set(ed, WEIR_ECONFIG, "%s: '%s' is not a boolean for %s",
+                           source, value != NULL ? value : "", o->name);
         }
         *(bool *)(void *)field = bv;
         return 0;
@@ -133,7 +134,9 @@ static int cfg_assign(const struct cfg_option *o, void *target,
     return err_set(ed, WEIR_ECONFIG, "%s: bad option type", source);
 }
 
-int cfg_defaults(const struct cfg_option *opts, size_t n, void *target,
+int cfg_defaults(const struct cfg_option *opts,
+                 size_t n,
+                 void *target,
                  struct err_detail *ed)
 {
     size_t i;
@@ -156,8 +159,12 @@ int cfg_defaults(const struct cfg_option *opts, size_t n, void *target,
     return 0;
 }
 
-int cfg_set(const struct cfg_option *opts, size_t n, void *target,
-            const char *name, const char *value, const char *source,
+int cfg_set(const struct cfg_option *opts,
+            size_t n,
+            void *target,
+            const char *name,
+            const char *value,
+            const char *source,
             struct err_detail *ed)
 {
     const struct cfg_option *o = cfg_find(opts, n, name);
@@ -178,7 +185,9 @@ struct cfg_ini_ctx {
     int rv;
 };
 
-static int cfg_ini_handler(void *user, const char *section, const char *name,
+static int cfg_ini_handler(void *user,
+                           const char *section,
+                           const char *name,
                            const char *value)
 {
     struct cfg_ini_ctx *c = user;
@@ -190,8 +199,10 @@ static int cfg_ini_handler(void *user, const char *section, const char *name,
     }
     (void)snprintf(where, sizeof(where), "%s [%s]", c->source, section);
     if (strcmp(name, CFG_FLAG_CONFIG) == 0) {
-        c->rv = err_set(c->ed, WEIR_ECONFIG, "%s: 'config' cannot be set "
-                        "inside a config file", where);
+        c->rv = err_set(c->ed, WEIR_ECONFIG,
+                        "%s: 'config' cannot be set "
+                        "inside a config file",
+                        where);
         return 0;
     }
     c->rv = cfg_set(c->opts, c->n, c->target, name, value, where, c->ed);
@@ -213,8 +224,11 @@ static int cfg_ini_result(struct cfg_ini_ctx *c, int parse_rv)
     return 0;
 }
 
-int cfg_load_string(const struct cfg_option *opts, size_t n, void *target,
-                    const char *text, const char *source,
+int cfg_load_string(const struct cfg_option *opts,
+                    size_t n,
+                    void *target,
+                    const char *text,
+                    const char *source,
                     struct err_detail *ed)
 {
     struct cfg_ini_ctx c = {opts, n, target, source, ed, 0};
@@ -222,8 +236,11 @@ int cfg_load_string(const struct cfg_option *opts, size_t n, void *target,
     return cfg_ini_result(&c, ini_parse_string(text, cfg_ini_handler, &c));
 }
 
-int cfg_load_file(const struct cfg_option *opts, size_t n, void *target,
-                  const char *path, struct err_detail *ed)
+int cfg_load_file(const struct cfg_option *opts,
+                  size_t n,
+                  void *target,
+                  const char *path,
+                  struct err_detail *ed)
 {
     struct cfg_ini_ctx c = {opts, n, target, path, ed, 0};
     FILE *f = fopen(path, "r");
@@ -253,7 +270,9 @@ static void cfg_env_name(const char *name, char *out, size_t cap)
     out[k] = '\0';
 }
 
-static int cfg_load_env(const struct cfg_option *opts, size_t n, void *target,
+static int cfg_load_env(const struct cfg_option *opts,
+                        size_t n,
+                        void *target,
                         struct err_detail *ed)
 {
     char env[160];
@@ -295,9 +314,15 @@ static const char *cfg_config_path(int argc, char **argv, int first)
     return getenv("WEIR_CONFIG"); /* NOLINT(concurrency-mt-unsafe) */
 }
 
-static int cfg_load_args(const struct cfg_option *opts, size_t n,
-                         void *target, int argc, char **argv, int first,
-                         bool *help, int *rest, struct err_detail *ed)
+static int cfg_load_args(const struct cfg_option *opts,
+                         size_t n,
+                         void *target,
+                         int argc,
+                         char **argv,
+                         int first,
+                         bool *help,
+                         int *rest,
+                         struct err_detail *ed)
 {
     char name[128];
     char flag[sizeof(name) + 2]; /* "--name", the source in messages */
@@ -361,8 +386,14 @@ static int cfg_load_args(const struct cfg_option *opts, size_t n,
     return 0;
 }
 
-int cfg_load(const struct cfg_option *opts, size_t n, void *target, int argc,
-             char **argv, int first, bool *help, int *rest,
+int cfg_load(const struct cfg_option *opts,
+             size_t n,
+             void *target,
+             int argc,
+             char **argv,
+             int first,
+             bool *help,
+             int *rest,
              struct err_detail *ed)
 {
     const char *path;
@@ -372,6 +403,14 @@ int cfg_load(const struct cfg_option *opts, size_t n, void *target, int argc,
     rv = cfg_defaults(opts, n, target, ed);
     if (rv != 0) {
         return rv;
+    }
+    /* --help works even when the file or environment is broken */
+    for (int i = first; rest == NULL && i < argc && strcmp(argv[i], "--") != 0;
+         i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            *help = true;
+            return 0;
+        }
     }
     path = cfg_config_path(argc, argv, first);
     if (path != NULL && path[0] != '\0') {
@@ -410,17 +449,18 @@ void cfg_print_help(FILE *f, const struct cfg_option *opts, size_t n)
                      "(env WEIR_CONFIG)\n");
     for (i = 0; i < n; i++) {
         cfg_env_name(opts[i].name, env, sizeof(env));
-        (void)fprintf(f, "  --%s %s\n      %s\n      env %s, default: %s\n",
-                      opts[i].name,
-                      opts[i].type == CFG_INT    ? "N"
-                      : opts[i].type == CFG_BOOL ? "[true|false]"
-                                                 : "VALUE",
-                      opts[i].help, env,
-                      opts[i].def != NULL ? opts[i].def : "(none)");
+        (void)fprintf(
+            f, "  --%s %s\n      %s\n      env %s, default: %s\n", opts[i].name,
+            opts[i].type == CFG_INT    ? "N"
+            : opts[i].type == CFG_BOOL ? "[true|false]"
+                                       : "VALUE",
+            opts[i].help, env, opts[i].def != NULL ? opts[i].def : "(none)");
     }
 }
 
-void cfg_dump(FILE *f, const struct cfg_option *opts, size_t n,
+void cfg_dump(FILE *f,
+              const struct cfg_option *opts,
+              size_t n,
               const void *target)
 {
     const char *field;

@@ -16,7 +16,8 @@ struct err_row {
 };
 
 static const struct err_row err_rows[] = {
-#define WEIR_ERR_ROW(name, code, retr, def, desc) {code, retr, def, #name, desc},
+#define WEIR_ERR_ROW(name, code, retr, def, desc)                              \
+    {code, retr, def, #name, desc},
     WEIR_ERR_TABLE(WEIR_ERR_ROW)
 #undef WEIR_ERR_ROW
 };
@@ -54,7 +55,8 @@ bool weir_err_retriable(int code)
 bool weir_err_definite(int code)
 {
     const struct err_row *r = err_row_find(code);
-    return r == NULL || r->definite;
+    /* an unknown code may come from a newer peer: assume the worst */
+    return r != NULL && r->definite;
 }
 
 int weir_err_from_name(const char *name)
@@ -93,8 +95,12 @@ int err_set(struct err_detail *ed, int code, const char *fmt, ...)
     return code;
 }
 
-int err_sys(struct err_detail *ed, int code, int errno_value, const char *call,
-            const char *fmt, ...)
+int err_sys(struct err_detail *ed,
+            int code,
+            int errno_value,
+            const char *call,
+            const char *fmt,
+            ...)
 {
     va_list ap;
     size_t n;

@@ -59,6 +59,8 @@ static void test_unknown_code_is_reported_not_crashed(void **state)
     assert_string_equal(weir_err_name(-1), "UNKNOWN_CODE");
     assert_string_equal(weir_err_name(100000), "UNKNOWN_CODE");
     assert_string_equal(weir_err_str(100000), "unknown error code");
+    /* a code from a newer peer might mean "maybe applied" */
+    assert_false(weir_err_definite(100000));
     assert_false(weir_err_retriable(100000));
 }
 
