@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "client/cli/cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/names.h"
+
+volatile sig_atomic_t cli_stop;
+
+static void cli_on_signal(int sig)
+{
+    (void)sig;
+    cli_stop = 1;
+}
+
+void cli_signals_install(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = cli_on_signal;
+    (void)sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0; /* no SA_RESTART: poll() returns EINTR */
+    (void)sigaction(SIGINT, &sa, NULL);
+    (void)sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    (void)fputs("weir: ", stderr);
+    va_start(ap, fmt);
+    (void)vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    (void)fprintf(stderr, "\nTry 'weir %s%s--help'.\n", cmd != NULL ? cmd : "",
+                  cmd != NULL ? " " : "");
+    return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const struct err_detail *ed)
+{
+    (void)fprintf(stderr, "weir: %s\n",
+                  ed->msg[0] != '\0' ? ed->msg : weir_err_str(ed->code));
+    return CLI_EXIT_FAIL;
+}
+
+int cli_failf(const char *fmt, ...)
+{
+    va_list ap;
+
+    (void)fputs("weir: ", stderr);
+    va_start(ap, fmt);
+    (void)vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    (void)fputc('\n', stderr);
+    return CLI_EXIT_FAIL;
+}
+
+const char *cli_bootstrap(const struct args *a, const char *global_bs)
+{
+    const char *bs = args_get(a, "bootstrap");
+    const char *env;
+
+    if (bs != NULL) {
+        return bs;
+    }
+    if (global_bs != NULL) {
+        return global_bs;
+    }
+    env = getenv("WEIR_BOOTSTRAP");
+    return env != NULL && env[0] != '\0' ? env : WEIR_DEFAULT_BOOTSTRAP;
+}
+
+int cli_client_open(const char *bootstrap, struct weir_client **out)
+{
+    struct weir_client_config cfg;
+    struct err_detail ed;
+
+    weir_client_config_init(&cfg);
+    cfg.bootstrap = bootstrap;
+    cfg.client_id = "weir-cli";
+    if (weir_client_new(&cfg, out, &ed) != 0) {
+        return ed.code == WEIR_EINVALID_ARGUMENT ? cli_usage(NULL, "%s", ed.msg)
+                                                 : cli_fail(&ed);
+    }
+    return 0;
+}
+
+int cli_parse(const char *cmd,
+              const char *usage,
+              const struct args_spec *specs,
+              size_t n,
+              int argc,
+              char **argv,
+              struct args *a,
+              bool *done)
+{
+    char err[300];
+
+    *done = true;
+    if (args_parse(specs, n, argc, argv, false, a, NULL, err, sizeof(err)) !=
+        0) {
+        return cli_usage(cmd, "%s", err);
+    }
+    if (args_has(a, "help")) {
+        (void)printf("Usage: weir %s\n\nOptions:\n", usage);
+        args_print_options(stdout, specs, n);
+        return CLI_EXIT_OK;
+    }
+    *done = false;
+    return 0;
+}
+
+int cli_opt_int(const char *cmd,
+                const struct args *a,
+                const char *name,
+                int64_t min,
+                int64_t max,
+                int64_t def,
+                int64_t *out)
+{
+    const char *v = args_get(a, name);
+    char what[64];
+    char err[300];
+
+    *out = def;
+    if (v == NULL) {
+        return 0;
+    }
+    (void)snprintf(what, sizeof(what), "--%s", name);
+    if (args_int(v, what, min, max, true, out, err, sizeof(err)) != 0) {
+        return cli_usage(cmd, "%s", err);
+    }
+    return 0;
+}
+
+int cli_opt_acks(const char *cmd,
+                 const struct args *a,
+                 int32_t def,
+                 int32_t *out)
+{
+    const char *v = args_get(a, "acks");
+
+    *out = def;
+    if (v == NULL) {
+        return 0;
+    }
+    if (strcmp(v, "0") == 0 || strcmp(v, "1") == 0) {
+        *out = v[0] - '0';
+    } else if (strcmp(v, "all") == 0 || strcmp(v, "-1") == 0) {
+        *out = -1;
+    } else {
+        return cli_usage(cmd, "--acks must be 0, 1 or all, not '%s'", v);
+    }
+    return 0;
+}
+
+int cli_check_topic(const char *cmd, const char *name)
+{
+    struct err_detail ed;
+
+    if (names_topic_check(name, strlen(name), &ed) != 0) {
+        return cli_usage(cmd, "%s", ed.msg);
+    }
+    return 0;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Shared pieces of the weir CLI: exit codes, error printing, the common
+ * options every command takes, client set-up and signal handling. Each
+ * command prints exactly one message on failure (prefixed "weir: ") and
+ * returns CLI_EXIT_USAGE for bad arguments, CLI_EXIT_FAIL otherwise.
+ * Locality: the main thread. */
+#ifndef CLIENT_CLI_CLI_H
+#define CLIENT_CLI_CLI_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "client/cli/args.h"
+#include "client/weir.h"
+
+#define CLI_EXIT_OK    0
+#define CLI_EXIT_FAIL  1
+#define CLI_EXIT_USAGE 2
+
+/* Options every command accepts (spread into each command's table). */
+#define CLI_COMMON_SPECS                                                       \
+    {"bootstrap", 0, ARGS_VALUE, "HOST:PORT[,...]",                            \
+     "brokers to start from (else $WEIR_BOOTSTRAP, "                           \
+     "else " WEIR_DEFAULT_BOOTSTRAP ")"},                                      \
+    {                                                                          \
+        "help", 'h', ARGS_FLAG, NULL, "show this help"                         \
+    }
+
+/* Set by SIGINT/SIGTERM once cli_signals_install ran. */
+extern volatile sig_atomic_t cli_stop;
+void cli_signals_install(void);
+
+/* Print "weir: <message>" and a hint, return CLI_EXIT_USAGE. */
+int cli_usage(const char *cmd, const char *fmt, ...) WEIR_PRINTF(2, 3);
+/* Print "weir: <message>", return CLI_EXIT_FAIL. */
+int cli_fail(const struct err_detail *ed);
+int cli_failf(const char *fmt, ...) WEIR_PRINTF(1, 2);
+
+/* Bootstrap list: --bootstrap, $WEIR_BOOTSTRAP, default. global_bs is
+ * the value given before the command, if any. */
+const char *cli_bootstrap(const struct args *a, const char *global_bs);
+
+/* A client for the bootstrap list, or CLI_EXIT_* with the message out. */
+int cli_client_open(const char *bootstrap, struct weir_client **out);
+
+/* Parse a command's arguments; prints help (*done, CLI_EXIT_OK) or a usage
+ * error (*done, CLI_EXIT_USAGE). */
+int cli_parse(const char *cmd,
+              const char *usage,
+              const struct args_spec *specs,
+              size_t n,
+              int argc,
+              char **argv,
+              struct args *a,
+              bool *done);
+
+/* Integer option with bounds; returns CLI_EXIT_USAGE with a message on a
+ * bad value, 0 otherwise (def when absent). */
+int cli_opt_int(const char *cmd,
+                const struct args *a,
+                const char *name,
+                int64_t min,
+                int64_t max,
+                int64_t def,
+                int64_t *out);
+/* A topic name that passes the naming rules, else CLI_EXIT_USAGE. */
+int cli_check_topic(const char *cmd, const char *name);
+/* --acks 0|1|all|-1 into 0, 1 or -1. */
+int cli_opt_acks(const char *cmd,
+                 const struct args *a,
+                 int32_t def,
+                 int32_t *out);
+
+int cmd_topic(int argc, char **argv, const char *global_bs);
+int cmd_produce(int argc, char **argv, const char *global_bs);
+int cmd_consume(int argc, char **argv, const char *global_bs);
+int cmd_offsets(int argc, char **argv, const char *global_bs);
+int cmd_bench(int argc, char **argv, const char *global_bs);
+
+#endif /* CLIENT_CLI_CLI_H */

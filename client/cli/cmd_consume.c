@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* weir consume and weir offsets. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client/cli/cli.h"
+#include "client/cli/fmt.h"
+#include "client/cli/isotime.h"
+#include "common/buf.h"
+#include "common/mem.h"
+
+#define CONSUME_USAGE                                                          \
+    "consume TOPIC [--partition P] [--from-beginning | --offset N |\n"         \
+    "              --from-time ISO8601] [--max-messages N] [--timeout-ms T]\n" \
+    "              [--format FMT]\n"                                           \
+    "  Starts at the end (new records only) unless told otherwise.\n"          \
+    "  FMT: %p partition, %o offset, %t timestamp (ms), %k key, %v value,\n"   \
+    "  %% percent; \\n \\t \\r \\\\ escapes. A newline follows each record\n"  \
+    "  unless FMT ends with \\n. Default '%v'."
+
+static const struct args_spec consume_specs[] = {
+    CLI_COMMON_SPECS,
+    {"partition", 0, ARGS_VALUE, "P", "only partition P (default: all)"},
+    {"from-beginning", 0, ARGS_FLAG, NULL, "start at the oldest record"},
+    {"offset", 0, ARGS_VALUE, "N", "start at offset N"},
+    {"from-time", 0, ARGS_VALUE, "ISO8601",
+     "start at the first record at or after this time (UTC unless zoned)"},
+    {"max-messages", 0, ARGS_VALUE, "N", "stop after N records"},
+    {"timeout-ms", 0, ARGS_VALUE, "T", "stop after T ms without records"},
+    {"format", 0, ARGS_VALUE, "FMT", "output format (default '%v')"},
+};
+
+#define CONSUME_NSPECS (sizeof(consume_specs) / sizeof(consume_specs[0]))
+
+struct consume_opts {
+    const char *topic;
+    int32_t partition; /* -1 = all */
+    enum weir_start start;
+    int64_t start_value;
+    int64_t max_messages; /* 0 = no limit */
+    int64_t timeout_ms;   /* -1 = none */
+    const char *format;
+};
+
+static int consume_start(const struct args *a, struct consume_opts *o)
+{
+    int n = args_has(a, "from-beginning") + args_has(a, "offset") +
+            args_has(a, "from-time");
+    int rv;
+
+    if (n > 1) {
+        return cli_usage("consume", "use one of --from-beginning, --offset "
+                                    "and --from-time");
+    }
+    o->start = WEIR_START_LATEST;
+    if (args_has(a, "from-beginning")) {
+        o->start = WEIR_START_EARLIEST;
+    } else if (args_has(a, "offset")) {
+        o->start = WEIR_START_OFFSET;
+        rv = cli_opt_int("consume", a, "offset", 0, INT64_MAX, 0,
+                         &o->start_value);
+        if (rv != 0) {
+            return rv;
+        }
+    } else if (args_has(a, "from-time")) {
+        o->start = WEIR_START_TIMESTAMP;
+        if (isotime_parse(args_get(a, "from-time"), &o->start_value) != 0) {
+            return cli_usage("consume",
+                             "--from-time takes an ISO 8601 time such as "
+                             "2024-05-01T12:00:00Z, not '%s'",
+                             args_get(a, "from-time"));
+        }
+    }
+    return 0;
+}
+
+static int consume_options(const struct args *a, struct consume_opts *o)
+{
+    char err[300];
+    int64_t v;
+    int rv;
+
+    if (a->n_pos != 1) {
+        return cli_usage("consume", a->n_pos == 0
+                                        ? "consume needs a topic name"
+                                        : "consume takes one topic name");
+    }
+    o->topic = a->pos[0];
+    if ((rv = cli_check_topic("consume", o->topic)) != 0) {
+        return rv;
+    }
+    if ((rv = cli_opt_int("consume", a, "partition", 0, INT32_MAX, -1, &v)) !=
+        0) {
+        return rv;
+    }
+    o->partition = (int32_t)v;
+    if ((rv = cli_opt_int("consume", a, "max-messages", 1, INT64_MAX, 0,
+                          &o->max_messages)) != 0 ||
+        (rv = cli_opt_int("consume", a, "timeout-ms", 0, INT32_MAX, -1,
+                          &o->timeout_ms)) != 0) {
+        return rv;
+    }
+    o->format = args_get(a, "format") != NULL ? args_get(a, "format") : "%v";
+    if (fmt_check(o->format, err, sizeof(err)) != 0) {
+        return cli_usage("consume", "--format: %s", err);
+    }
+    return consume_start(a, o);
+}
+
+/* Assign the partitions asked for, all at the same start. */
+static int consume_assign(struct weir_client *c,
+                          struct weir_consumer *k,
+                          const struct consume_opts *o,
+                          struct err_detail *ed)
+{
+    struct weir_assignment *as;
+    int32_t n;
+    int32_t i;
+    int rv;
+
+    rv = weir_client_partition_count(c, o->topic, &n, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    if (o->partition >= n) {
+        return err_set(ed, WEIR_EUNKNOWN_TOPIC_OR_PARTITION,
+                       "topic '%s' has no partition %d (it has %d)", o->topic,
+                       o->partition, n);
+    }
+    if (o->partition >= 0) {
+        n = 1;
+    }
+    as = mem_calloc((size_t)n, sizeof(*as));
+    if (as == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        as[i].topic = o->topic;
+        as[i].partition = o->partition >= 0 ? o->partition : i;
+        as[i].start = o->start;
+        as[i].value = o->start_value;
+    }
+    rv = weir_consumer_assign(k, as, (size_t)n, ed);
+    mem_free(as);
+    return rv;
+}
+
+static int consume_loop(struct weir_client *c,
+                        struct weir_consumer *k,
+                        const struct consume_opts *o)
+{
+    const struct weir_record *rec;
+    struct err_detail ed;
+    struct weir_buf out;
+    int64_t count = 0;
+    uint64_t last = clock_now_ms(clock_system());
+    uint64_t now;
+    int wait;
+    int rv = CLI_EXIT_OK;
+
+    (void)c;
+    buf_init(&out);
+    while (!cli_stop && (o->max_messages == 0 || count < o->max_messages)) {
+        now = clock_now_ms(clock_system());
+        if (o->timeout_ms >= 0 && now >= last + (uint64_t)o->timeout_ms) {
+            break;
+        }
+        wait = o->timeout_ms < 0 ? -1
+                                 : (int)(last + (uint64_t)o->timeout_ms - now);
+        if (weir_consumer_poll(k, wait, &rec, &ed) != 0) {
+            rv = cli_fail(&ed);
+            break;
+        }
+        if (rec == NULL) {
+            (void)fflush(stdout);
+            continue;
+        }
+        last = clock_now_ms(clock_system());
+        buf_reset(&out);
+        fmt_render(o->format, rec, &out);
+        if (!buf_ok(&out) || fwrite(out.data, 1, out.len, stdout) != out.len) {
+            rv = cli_failf("cannot write to stdout");
+            break;
+        }
+        count++;
+    }
+    (void)fflush(stdout);
+    buf_fini(&out);
+    return rv;
+}
+
+int cmd_consume(int argc, char **argv, const char *global_bs)
+{
+    struct weir_consumer_config kc;
+    struct weir_consumer *k = NULL;
+    struct weir_client *c = NULL;
+    struct consume_opts o;
+    struct err_detail ed;
+    struct args a;
+    bool done;
+    int rv;
+
+    rv = cli_parse("consume", CONSUME_USAGE, consume_specs, CONSUME_NSPECS,
+                   argc, argv, &a, &done);
+    if (done) {
+        return rv;
+    }
+    memset(&o, 0, sizeof(o));
+    rv = consume_options(&a, &o);
+    if (rv != 0) {
+        return rv;
+    }
+    rv = cli_client_open(cli_bootstrap(&a, global_bs), &c);
+    if (rv != 0) {
+        return rv;
+    }
+    weir_consumer_config_init(&kc);
+    /* An explicit --offset past the end is an error, not a silent jump. */
+    kc.reset = o.start == WEIR_START_OFFSET   ? WEIR_START_OFFSET
+               : o.start == WEIR_START_LATEST ? WEIR_START_LATEST
+                                              : WEIR_START_EARLIEST;
+    cli_signals_install();
+    if (weir_consumer_new(c, &kc, &k, &ed) != 0 ||
+        consume_assign(c, k, &o, &ed) != 0) {
+        rv = cli_stop ? CLI_EXIT_OK : cli_fail(&ed);
+        goto out;
+    }
+    rv = consume_loop(c, k, &o);
+out:
+    weir_consumer_free(k);
+    weir_client_free(c);
+    return rv;
+}
+
+#define OFFSETS_USAGE                                                          \
+    "offsets TOPIC [--partition P] [--time earliest|latest|ISO8601]\n"         \
+    "  Prints 'PARTITION OFFSET' per partition: the first offset at or "       \
+    "after\n"                                                                  \
+    "  the time (-1 if none), the log start (earliest) or the next offset\n"   \
+    "  to be written (latest, the default)."
+
+static const struct args_spec offsets_specs[] = {
+    CLI_COMMON_SPECS,
+    {"partition", 0, ARGS_VALUE, "P", "only partition P"},
+    {"time", 0, ARGS_VALUE, "WHEN", "earliest, latest (default) or ISO 8601"},
+};
+
+static int offsets_time(const struct args *a, int64_t *ts)
+{
+    const char *t = args_get(a, "time");
+
+    *ts = WEIR_OFFSET_LATEST;
+    if (t == NULL || strcmp(t, "latest") == 0) {
+        return 0;
+    }
+    if (strcmp(t, "earliest") == 0) {
+        *ts = WEIR_OFFSET_EARLIEST;
+        return 0;
+    }
+    if (isotime_parse(t, ts) != 0) {
+        return cli_usage("offsets",
+                         "--time takes earliest, latest or an ISO 8601 time "
+                         "such as 2024-05-01T12:00:00Z, not '%s'",
+                         t);
+    }
+    return 0;
+}
+
+int cmd_offsets(int argc, char **argv, const char *global_bs)
+{
+    struct weir_offset_result *res = NULL;
+    struct weir_client *c = NULL;
+    struct err_detail ed;
+    struct args a;
+    size_t n = 0;
+    size_t i;
+    int64_t part;
+    int64_t ts;
+    bool done;
+    int rv;
+
+    rv = cli_parse("offsets", OFFSETS_USAGE, offsets_specs,
+                   sizeof(offsets_specs) / sizeof(offsets_specs[0]), argc, argv,
+                   &a, &done);
+    if (done) {
+        return rv;
+    }
+    if (a.n_pos != 1) {
+        return cli_usage("offsets", "offsets needs one topic name");
+    }
+    if ((rv = cli_check_topic("offsets", a.pos[0])) != 0) {
+        return rv;
+    }
+    if ((rv = cli_opt_int("offsets", &a, "partition", 0, INT32_MAX, -1,
+                          &part)) != 0 ||
+        (rv = offsets_time(&a, &ts)) != 0 ||
+        (rv = cli_client_open(cli_bootstrap(&a, global_bs), &c)) != 0) {
+        return rv;
+    }
+    if (weir_admin_list_offsets(c, a.pos[0], (int32_t)part, ts, &res, &n,
+                                &ed) != 0) {
+        rv = cli_fail(&ed);
+        goto out;
+    }
+    for (i = 0; i < n; i++) {
+        if (res[i].error_code != 0) {
+            rv = cli_failf("%s/%d: %s", a.pos[0], res[i].partition,
+                           weir_err_str(res[i].error_code));
+            continue;
+        }
+        (void)printf("%" PRId32 " %" PRId64 "\n", res[i].partition,
+                     res[i].offset);
+    }
+out:
+    weir_offsets_free(res);
+    weir_client_free(c);
+    return rv;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "client/client.h"
+
+#include <string.h>
+
+#include "common/mem.h"
+#include "common/names.h"
+
+#ifndef WEIR_VERSION_STRING
+#define WEIR_VERSION_STRING "0.0.0"
+#endif
+
+const char *weir_version(void)
+{
+    return WEIR_VERSION_STRING;
+}
+
+void weir_client_config_init(struct weir_client_config *cfg)
+{
+    cfg->bootstrap = WEIR_DEFAULT_BOOTSTRAP;
+    cfg->client_id = "weir";
+    cfg->connect_timeout_ms = 5000;
+    cfg->request_timeout_ms = 30000;
+    cfg->max_frame_bytes = 64u * 1024 * 1024;
+    cfg->clock = NULL;
+}
+
+int weir_client_new(const struct weir_client_config *cfg,
+                    struct weir_client **out,
+                    struct err_detail *ed)
+{
+    struct weir_client *c;
+    int rv;
+
+    *out = NULL;
+    c = mem_calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
+    c->cfg = *cfg;
+    c->bootstrap = mem_strdup(cfg->bootstrap != NULL ? cfg->bootstrap
+                                                     : WEIR_DEFAULT_BOOTSTRAP);
+    c->client_id = mem_strdup(cfg->client_id != NULL ? cfg->client_id : "weir");
+    if (c->bootstrap == NULL || c->client_id == NULL) {
+        rv = err_set(ed, WEIR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    c->cfg.bootstrap = c->bootstrap;
+    c->cfg.client_id = c->client_id;
+    if (c->cfg.connect_timeout_ms == 0 || c->cfg.request_timeout_ms == 0 ||
+        c->cfg.max_frame_bytes < 1024) {
+        rv = err_set(ed, WEIR_EINVALID_ARGUMENT,
+                     "client timeouts must be positive and max_frame_bytes "
+                     "at least 1024");
+        goto fail;
+    }
+    c->clock = cfg->clock != NULL ? cfg->clock : clock_system();
+    c->conn_opts.client_id = c->client_id;
+    c->conn_opts.connect_timeout_ms = c->cfg.connect_timeout_ms;
+    c->conn_opts.max_frame_bytes = c->cfg.max_frame_bytes;
+    if (pool_new(&c->conn_opts, c->clock, &c->pool) != 0) {
+        rv = err_set(ed, WEIR_ENOMEM, "out of memory");
+        goto fail;
+    }
+    rv = metadata_new(c->bootstrap, c->pool, c->cfg.request_timeout_ms, &c->md,
+                      ed);
+    if (rv != 0) {
+        goto fail;
+    }
+    *out = c;
+    return 0;
+
+fail:
+    weir_client_free(c);
+    return rv;
+}
+
+void weir_client_free(struct weir_client *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    /* The pool first: failing its pending requests runs callbacks that
+     * still touch the metadata cache. */
+    pool_free(c->pool);
+    metadata_free(c->md);
+    mem_free(c->bootstrap);
+    mem_free(c->client_id);
+    mem_free(c);
+}
+
+int client_topic(struct weir_client *c,
+                 const char *topic,
+                 bool refresh,
+                 struct md_topic **out,
+                 struct err_detail *ed)
+{
+    struct md_topic *t;
+    int rv;
+
+    *out = NULL;
+    rv = names_topic_check(topic, strlen(topic), ed);
+    if (rv != 0) {
+        return rv;
+    }
+    t = metadata_want(c->md, topic);
+    if (t == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
+    if (refresh || !t->known) {
+        rv = metadata_refresh_sync(c->md, ed);
+        if (rv != 0) {
+            return rv;
+        }
+    }
+    if (t->err == WEIR_EUNKNOWN_TOPIC_OR_PARTITION) {
+        return err_set(ed, t->err, "topic '%s' does not exist", topic);
+    }
+    if (t->err != 0 || !t->known) {
+        return err_set(ed, t->err != 0 ? t->err : WEIR_EUNKNOWN,
+                       "topic '%s': %s", topic, t->err_msg);
+    }
+    *out = t;
+    return 0;
+}
+
+int weir_client_partition_count(struct weir_client *c,
+                                const char *topic,
+                                int32_t *count,
+                                struct err_detail *ed)
+{
+    struct md_topic *t;
+    int rv = client_topic(c, topic, true, &t, ed);
+
+    *count = rv == 0 ? t->n_partitions : 0;
+    return rv;
+}

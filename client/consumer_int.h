@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Consumer internals shared by consumer.c (API, assignment, records) and
+ * consumer_fetch.c (ListOffsets and Fetch requests and replies).
+ * Locality: the client's thread. */
+#ifndef CLIENT_CONSUMER_INT_H
+#define CLIENT_CONSUMER_INT_H
+
+#include "client/client.h"
+#include "client/recset.h"
+
+enum cons_state {
+    CONS_NEED_OFFSET, /* start position to resolve with ListOffsets */
+    CONS_OFFSET_WAIT, /* ListOffsets in flight */
+    CONS_FETCHABLE,
+    CONS_FAILED, /* a non-retriable error; fetching stopped */
+};
+
+/* One assigned partition. Entries are kept until the consumer is freed
+ * (an in-flight request may point at them); unassigning only clears
+ * `assigned`. */
+struct cons_part {
+    char *topic;
+    int32_t partition;
+    bool assigned;
+    enum cons_state state;
+    enum weir_start start; /* how to resolve CONS_NEED_OFFSET */
+    int64_t start_value;
+    int64_t position;     /* next offset for the application */
+    int64_t fetch_offset; /* next offset to fetch */
+    bool fetch_inflight;
+    bool buffered;      /* a chunk of it is queued */
+    uint32_t max_bytes; /* partition_max_bytes, grown for big batches */
+    uint64_t backoff_until_ms;
+    uint32_t epoch; /* bumped by seek/reset: older replies dropped */
+    int err;        /* last error, 0 when healthy */
+    char err_msg[300];
+    uint64_t failing_since_ms; /* first of a run of retriable errors */
+    bool err_reported;
+};
+
+/* Fetched records of one partition, waiting for the application. */
+struct cons_chunk {
+    struct cons_chunk *next;
+    struct cons_part *part;
+    uint32_t epoch; /* part's epoch when fetched */
+    uint8_t *data;  /* owned copy of the whole batches */
+    struct recset rs;
+    int64_t next_offset; /* the position once the chunk is used up */
+};
+
+/* A ListOffsets or Fetch request in flight; orphaned (k = NULL) when the
+ * consumer is freed first. */
+struct cons_req {
+    struct cons_req *next;
+    struct cons_req *prev;
+    struct weir_consumer *k;
+    bool is_fetch;
+    uint64_t sent_us;
+    size_t n;
+    struct cons_req_part {
+        struct cons_part *part;
+        uint32_t epoch;
+        int64_t fetch_offset;
+    } * parts;
+};
+
+struct weir_consumer {
+    struct weir_client *c; /* borrowed */
+    struct weir_consumer_config cfg;
+    struct cons_part **parts;
+    size_t n_parts;
+    size_t cap_parts;
+    struct cons_chunk *head; /* queued chunks, oldest first */
+    struct cons_chunk *tail;
+    struct cons_req *reqs;  /* in flight */
+    struct weir_record rec; /* the record last returned */
+    uint64_t wake_ms;       /* earliest backoff end */
+};
+
+/* Send ListOffsets for parts needing a start and fetches for fetchable
+ * parts with nothing buffered or in flight; sets k->wake_ms. */
+void consumer_pump(struct weir_consumer *k);
+
+/* Record an error for a partition: retriable ones back off (and refresh
+ * metadata), others stop the partition. */
+void consumer_part_error(struct weir_consumer *k,
+                         struct cons_part *cp,
+                         int err,
+                         const char *msg,
+                         uint64_t now);
+
+/* Queue a chunk (takes data). */
+void consumer_add_chunk(struct weir_consumer *k,
+                        struct cons_part *cp,
+                        uint8_t *data,
+                        size_t len,
+                        int64_t skip_below,
+                        int64_t next_offset);
+
+#endif /* CLIENT_CONSUMER_INT_H */

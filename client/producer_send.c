@@ -1,0 +1,458 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Producer network side: turning ready batches into produce requests and
+ * replies into delivery reports or retries. */
+#include <stdio.h>
+#include <string.h>
+
+#include "client/producer_int.h"
+#include "common/mem.h"
+
+#define PRODUCER_MAX_LEADERS    64   /* distinct leaders served per pump */
+#define PRODUCER_REPLY_GRACE_MS 5000 /* beyond the broker-side timeout */
+
+struct prod_build {
+    struct conn *conn;
+    struct prod_request *pr; /* being filled; NULL once sent */
+};
+
+static void prod_request_free(struct prod_request *pr)
+{
+    size_t i;
+
+    for (i = 0; i < pr->n; i++) {
+        accum_batch_free(pr->batches[i]);
+    }
+    mem_free(pr->batches);
+    mem_free(pr);
+}
+
+static int prod_request_add(struct prod_request *pr, struct accum_batch *b)
+{
+    struct accum_batch **v;
+
+    if (pr->n == pr->cap) {
+        size_t cap = pr->cap == 0 ? 8 : pr->cap * 2;
+        v = mem_realloc(pr->batches, cap * sizeof(*v));
+        if (v == NULL) {
+            return WEIR_ENOMEM;
+        }
+        pr->batches = v;
+        pr->cap = cap;
+    }
+    pr->batches[pr->n++] = b;
+    pr->bytes += b->bytes.len;
+    return 0;
+}
+
+static bool producer_is_leader_err(int err)
+{
+    switch (err) {
+    case WEIR_ENOT_LEADER:
+    case WEIR_ELEADER_NOT_AVAILABLE:
+    case WEIR_EUNKNOWN_TOPIC_OR_PARTITION:
+    case WEIR_ENETWORK:
+    case WEIR_EREQUEST_TIMED_OUT:
+    case WEIR_EFENCED_LEADER_EPOCH:
+    case WEIR_EUNKNOWN_LEADER_EPOCH:
+    case WEIR_ESHUTTING_DOWN:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A send of b failed: retry after a backoff if the error allows and time
+ * remains, else report the failure. */
+static void producer_batch_failed(struct weir_producer *p,
+                                  struct accum_batch *b,
+                                  int err,
+                                  const char *msg,
+                                  uint64_t now)
+{
+    struct accum_queue *q = b->q;
+    uint32_t shift = b->attempts > 1 ? b->attempts - 1 : 0;
+    uint64_t backoff = (uint64_t)p->cfg.retry_backoff_ms
+                       << (shift > 16 ? 16 : shift);
+
+    if (backoff > p->cfg.retry_backoff_max_ms) {
+        backoff = p->cfg.retry_backoff_max_ms;
+    }
+    q->last_err = err;
+    (void)snprintf(q->last_msg, sizeof(q->last_msg), "%.255s", msg);
+    if (p->cfg.acks != 0 && weir_err_retriable(err) &&
+        b->attempts <= p->cfg.retries && now + backoff < b->deadline_ms) {
+        accum_requeue(q, b, now + backoff);
+        if (producer_is_leader_err(err)) {
+            metadata_refresh_async(p->c->md);
+        }
+        return;
+    }
+    producer_deliver(p, b, err, msg, -1);
+}
+
+static const Weir__ProducePartitionResult *
+producer_find_result(const Weir__ProduceResponse *r,
+                     const struct accum_queue *q)
+{
+    size_t i;
+
+    for (i = 0; i < r->n_partitions; i++) {
+        if (r->partitions[i]->partition == q->partition &&
+            strcmp(r->partitions[i]->topic, q->topic) == 0) {
+            return r->partitions[i];
+        }
+    }
+    return NULL;
+}
+
+/* A definite error for a partition whose payload held several batches
+ * may come from just one of them (say MESSAGE_TOO_LARGE): send each again
+ * on its own, so only the batch at fault fails. */
+static bool
+producer_split(struct prod_request *pr, size_t i, int err, uint64_t now)
+{
+    struct accum_queue *q = pr->batches[i]->q;
+    size_t j;
+
+    if (weir_err_retriable(err) || i + 1 >= pr->n ||
+        pr->batches[i + 1]->q != q) {
+        return false;
+    }
+    for (j = i; j < pr->n && pr->batches[j]->q == q; j++) {
+        pr->batches[j]->solo = true;
+        accum_requeue(q, pr->batches[j], now);
+        pr->batches[j] = NULL;
+    }
+    return true;
+}
+
+/* Batches of one partition sit next to each other in a request, and the
+ * broker writes them in order: the first gets base_offset, each next one
+ * starts where the previous ended. */
+static void producer_apply_results(struct weir_producer *p,
+                                   struct prod_request *pr,
+                                   const Weir__ProduceResponse *resp,
+                                   uint64_t now)
+{
+    const Weir__ProducePartitionResult *res = NULL;
+    const struct accum_queue *q = NULL;
+    int64_t offset = -1;
+    char msg[300];
+    size_t i;
+
+    for (i = 0; i < pr->n; i++) {
+        struct accum_batch *b = pr->batches[i];
+        if (b == NULL) { /* requeued by producer_split */
+            continue;
+        }
+        if (b->q != q) {
+            q = b->q;
+            res = producer_find_result(resp, q);
+            offset = res != NULL ? res->base_offset : -1;
+            if (res != NULL && res->error_code != 0 &&
+                producer_split(pr, i, res->error_code, now)) {
+                continue;
+            }
+        }
+        if (res == NULL) {
+            (void)snprintf(msg, sizeof(msg),
+                           "broker reply has no result for %s/%d", q->topic,
+                           q->partition);
+            producer_batch_failed(p, b, WEIR_EUNKNOWN, msg, now);
+        } else if (res->error_code != 0) {
+            producer_batch_failed(p, b, res->error_code,
+                                  res->error_message[0] != '\0'
+                                      ? res->error_message
+                                      : weir_err_str(res->error_code),
+                                  now);
+        } else {
+            int64_t base = offset;
+            offset = offset >= 0 ? offset + b->count : -1;
+            producer_deliver(p, b, 0, "", base);
+        }
+    }
+}
+
+static void producer_on_reply(void *arg, struct conn_reply *r)
+{
+    struct prod_request *pr = arg;
+    struct weir_producer *p = pr->p;
+    uint64_t now;
+    size_t i;
+
+    if (p == NULL) { /* the producer is gone; its records were reported */
+        prod_request_free(pr);
+        return;
+    }
+    if (pr->prev != NULL) {
+        pr->prev->next = pr->next;
+    } else {
+        p->inflight = pr->next;
+    }
+    if (pr->next != NULL) {
+        pr->next->prev = pr->prev;
+    }
+    now = client_now_ms(p->c);
+    if (r->err != 0) {
+        for (i = 0; i < pr->n; i++) {
+            producer_batch_failed(p, pr->batches[i], r->err, r->err_msg, now);
+        }
+    } else if (r->resp == NULL) { /* acks=0: written is all we learn */
+        for (i = 0; i < pr->n; i++) {
+            producer_deliver(p, pr->batches[i], 0, "", -1);
+        }
+    } else if (r->resp->body_case != WEIR__RESPONSE__BODY_PRODUCE) {
+        for (i = 0; i < pr->n; i++) {
+            producer_deliver(p, pr->batches[i], WEIR_EMALFORMED,
+                             "broker answered a produce request with another "
+                             "call's response",
+                             -1);
+        }
+    } else {
+        producer_apply_results(p, pr, r->resp->produce, now);
+    }
+    pr->n = 0;
+    prod_request_free(pr);
+}
+
+/* Number of runs of consecutive batches of the same partition. */
+static size_t producer_count_groups(const struct prod_request *pr)
+{
+    size_t n = 0;
+    size_t i;
+
+    for (i = 0; i < pr->n; i++) {
+        n += i == 0 || pr->batches[i]->q != pr->batches[i - 1]->q;
+    }
+    return n;
+}
+
+static int producer_encode_send(struct weir_producer *p,
+                                struct conn *c,
+                                struct prod_request *pr,
+                                struct err_detail *ed)
+{
+    Weir__Request req;
+    Weir__ProduceRequest prq;
+    Weir__ProducePartition *parts;
+    Weir__ProducePartition **pparts;
+    struct weir_slice *slices;
+    size_t ng = producer_count_groups(pr);
+    size_t g = 0;
+    size_t i;
+    int rv;
+
+    parts = mem_calloc(ng, sizeof(*parts));
+    pparts = mem_calloc(ng, sizeof(*pparts));
+    slices = mem_calloc(pr->n, sizeof(*slices));
+    if (parts == NULL || pparts == NULL || slices == NULL) {
+        rv = err_set(ed, WEIR_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (i = 0; i < pr->n; i++) {
+        const struct accum_batch *b = pr->batches[i];
+        if (i > 0 && b->q != pr->batches[i - 1]->q) {
+            g++;
+        }
+        if (i == 0 || b->q != pr->batches[i - 1]->q) {
+            weir__produce_partition__init(&parts[g]);
+            parts[g].topic = (char *)b->q->topic;
+            parts[g].partition = b->q->partition;
+            pparts[g] = &parts[g];
+        }
+        parts[g].payload_bytes += (uint32_t)b->bytes.len;
+        slices[i] = b->bytes;
+    }
+    weir__request__init(&req);
+    weir__produce_request__init(&prq);
+    prq.acks = p->cfg.acks;
+    prq.timeout_ms = p->cfg.request_timeout_ms;
+    prq.n_partitions = ng;
+    prq.partitions = pparts;
+    req.body_case = WEIR__REQUEST__BODY_PRODUCE;
+    req.produce = &prq;
+    rv = conn_send(c, &req, slices, pr->n, p->cfg.acks != 0,
+                   p->cfg.request_timeout_ms + PRODUCER_REPLY_GRACE_MS,
+                   client_now_ms(p->c), producer_on_reply, pr, ed);
+out:
+    mem_free(parts);
+    mem_free(pparts);
+    mem_free(slices);
+    return rv;
+}
+
+/* Send a filled request; on failure its batches go the retry path. */
+static void producer_send(struct weir_producer *p, struct prod_build *bd)
+{
+    struct prod_request *pr = bd->pr;
+    struct err_detail ed;
+    uint64_t now = client_now_ms(p->c);
+    size_t i;
+
+    bd->pr = NULL;
+    if (pr == NULL) {
+        return;
+    }
+    if (pr->n > 0 && producer_encode_send(p, bd->conn, pr, &ed) == 0) {
+        pr->p = p;
+        pr->prev = NULL;
+        pr->next = p->inflight;
+        if (p->inflight != NULL) {
+            p->inflight->prev = pr;
+        }
+        p->inflight = pr;
+        return;
+    }
+    for (i = 0; i < pr->n; i++) {
+        producer_batch_failed(p, pr->batches[i], ed.code, ed.msg, now);
+    }
+    pr->n = 0;
+    prod_request_free(pr);
+}
+
+static struct prod_build *producer_build_for(struct weir_producer *p,
+                                             struct prod_build *builds,
+                                             size_t *nb,
+                                             struct conn *c)
+{
+    size_t i;
+
+    for (i = 0; i < *nb; i++) {
+        if (builds[i].conn == c) {
+            break;
+        }
+    }
+    if (i == *nb) {
+        if (*nb == PRODUCER_MAX_LEADERS) {
+            return NULL;
+        }
+        builds[i].conn = c;
+        builds[i].pr = NULL;
+        (*nb)++;
+    }
+    if (builds[i].pr == NULL) {
+        if (conn_in_flight(c) >= p->cfg.max_in_flight) {
+            return NULL; /* a reply will free a slot and pump again */
+        }
+        builds[i].pr = mem_calloc(1, sizeof(struct prod_request));
+        if (builds[i].pr == NULL) {
+            return NULL;
+        }
+    }
+    return &builds[i];
+}
+
+static void producer_note_wait(struct accum_queue *q,
+                               int err,
+                               const char *msg,
+                               uint64_t *wake,
+                               uint64_t at)
+{
+    q->last_err = err;
+    (void)snprintf(q->last_msg, sizeof(q->last_msg), "%.255s", msg);
+    if (at < *wake) {
+        *wake = at;
+    }
+}
+
+/* Move the ready batches of one partition into its leader's request. */
+static void producer_drain(struct weir_producer *p,
+                           struct prod_topic *t,
+                           struct accum_queue *q,
+                           struct prod_build *builds,
+                           size_t *nb,
+                           uint64_t now,
+                           uint64_t *wake)
+{
+    struct prod_build *bd;
+    struct accum_batch *b;
+    struct err_detail ed;
+    struct conn *c;
+    const char *host;
+    uint16_t port;
+    uint64_t ignore = UINT64_MAX;
+    int err;
+
+    err = metadata_leader(p->c->md, t->name, q->partition, &host, &port);
+    if (err != 0) {
+        metadata_refresh_async(p->c->md);
+        producer_note_wait(q, err, "no leader known for the partition", wake,
+                           now + METADATA_REFRESH_BACKOFF_MS);
+        return;
+    }
+    if (pool_get(p->c->pool, host, port, POOL_LANE_DEFAULT, &c, &ed) != 0) {
+        metadata_refresh_async(p->c->md);
+        producer_note_wait(q, ed.code, ed.msg, wake,
+                           now + POOL_RECONNECT_BACKOFF_MS);
+        return;
+    }
+    while ((bd = producer_build_for(p, builds, nb, c)) != NULL &&
+           accum_ready(q, &p->acfg, now, p->flushing, &ignore)) {
+        if (bd->pr->n > 0 &&
+            (bd->pr->bytes + accum_batch_bytes(q->head) >
+                 p->cfg.max_request_bytes ||
+             (q->head->solo && bd->pr->batches[bd->pr->n - 1]->q == q))) {
+            producer_send(p, bd);
+            continue;
+        }
+        b = accum_pop(q, &err);
+        if (b == NULL) {
+            return;
+        }
+        partitioner_sticky_batch_sent(&t->sticky, q->partition,
+                                      t->n_partitions);
+        b->attempts++;
+        if (prod_request_add(bd->pr, b) != 0) {
+            producer_batch_failed(p, b, WEIR_ENOMEM, "out of memory", now);
+            return;
+        }
+        if (b->solo) {
+            return; /* nothing more of this partition in this request */
+        }
+    }
+}
+
+static void
+producer_expire(struct weir_producer *p, struct accum_queue *q, uint64_t now)
+{
+    struct accum_batch *b;
+    char msg[400];
+
+    while ((b = accum_pop_expired(q, now)) != NULL) {
+        (void)snprintf(msg, sizeof(msg), "not delivered within %u ms%s%s",
+                       p->cfg.delivery_timeout_ms, q->last_err != 0 ? ": " : "",
+                       q->last_err != 0 ? q->last_msg : "");
+        producer_deliver(p, b, WEIR_EREQUEST_TIMED_OUT, msg, -1);
+    }
+}
+
+void producer_pump(struct weir_producer *p)
+{
+    struct prod_build builds[PRODUCER_MAX_LEADERS];
+    uint64_t now = client_now_ms(p->c);
+    uint64_t wake = UINT64_MAX;
+    size_t nb = 0;
+    size_t i;
+    int32_t k;
+
+    for (i = 0; i < p->n_topics; i++) {
+        struct prod_topic *t = p->topics[i];
+        for (k = 0; k < t->n_partitions; k++) {
+            struct accum_queue *q = &t->queues[k];
+            if (q->head == NULL) {
+                continue;
+            }
+            producer_expire(p, q, now);
+            if (q->head != NULL && q->head->deadline_ms < wake) {
+                wake = q->head->deadline_ms;
+            }
+            if (accum_ready(q, &p->acfg, now, p->flushing, &wake)) {
+                producer_drain(p, t, q, builds, &nb, now, &wake);
+            }
+        }
+    }
+    for (i = 0; i < nb; i++) {
+        producer_send(p, &builds[i]);
+    }
+    p->wake_ms = wake;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* libweir admin calls: topics and offsets, synchronous: each call polls
+ * until its replies come or its request times out (part of the public API;
+ * include client/weir.h). Locality: the client's thread. */
+#ifndef CLIENT_WEIR_ADMIN_H
+#define CLIENT_WEIR_ADMIN_H
+
+#include "client/weir_client.h"
+
+struct weir_config_entry {
+    char *key;
+    char *value;
+};
+
+struct weir_new_topic {
+    const char *name;
+    int32_t partitions;
+    int32_t replication_factor; /* 0 = broker default */
+    const struct weir_config_entry *configs;
+    size_t n_configs;
+};
+
+/* Errors: the broker's (WEIR_ETOPIC_EXISTS, WEIR_EINVALID_PARTITIONS, ...)
+ * with its message, or transport errors. */
+WEIR_MUST_CHECK int weir_admin_create_topic(struct weir_client *c,
+                                            const struct weir_new_topic *t,
+                                            struct err_detail *ed);
+WEIR_MUST_CHECK int weir_admin_delete_topic(struct weir_client *c,
+                                            const char *name,
+                                            struct err_detail *ed);
+
+struct weir_topic_list {
+    size_t n;
+    char **names; /* sorted */
+};
+WEIR_MUST_CHECK int weir_admin_list_topics(struct weir_client *c,
+                                           bool include_internal,
+                                           struct weir_topic_list **out,
+                                           struct err_detail *ed);
+void weir_topic_list_free(struct weir_topic_list *l);
+
+struct weir_partition_desc {
+    int32_t partition;
+    int error_code; /* enum weir_err; the other fields may be unset */
+    int32_t leader; /* broker id, -1 when none */
+    int32_t leader_epoch;
+    size_t n_replicas;
+    int32_t *replicas;
+    size_t n_isr;
+    int32_t *isr;
+    int64_t start_offset; /* log start offset */
+    int64_t end_offset;   /* high watermark: next offset consumers see */
+};
+
+struct weir_topic_desc {
+    char *name;
+    bool internal;
+    size_t n_partitions;
+    struct weir_partition_desc *partitions; /* by partition number */
+    size_t n_configs;
+    struct weir_config_entry *configs;
+};
+
+/* Metadata with configs, then start/end offsets from each leader (falling
+ * back to the metadata's log start and high watermark when a leader does
+ * not answer). Errors: WEIR_EUNKNOWN_TOPIC_OR_PARTITION, transport. */
+WEIR_MUST_CHECK int weir_admin_describe_topic(struct weir_client *c,
+                                              const char *name,
+                                              struct weir_topic_desc **out,
+                                              struct err_detail *ed);
+void weir_topic_desc_free(struct weir_topic_desc *d);
+
+struct weir_offset_result {
+    int32_t partition;
+    int error_code;    /* enum weir_err */
+    int64_t offset;    /* -1 when no record is at or after the timestamp */
+    int64_t timestamp; /* of that record; -1 for earliest/latest */
+};
+
+/* Offsets of one topic by time: timestamp is WEIR_OFFSET_LATEST,
+ * WEIR_OFFSET_EARLIEST or ms since the epoch. partition -1 = all, sorted.
+ * Success: *out (weir_offsets_free) holds *n results. */
+WEIR_MUST_CHECK int weir_admin_list_offsets(struct weir_client *c,
+                                            const char *topic,
+                                            int32_t partition,
+                                            int64_t timestamp,
+                                            struct weir_offset_result **out,
+                                            size_t *n,
+                                            struct err_detail *ed);
+void weir_offsets_free(struct weir_offset_result *r);
+
+#endif /* CLIENT_WEIR_ADMIN_H */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A fake broker for client tests: one thread, loopback TCP, the real
+ * frame and envelope codecs, topics held in memory. It serves Metadata,
+ * CreateTopics, DeleteTopics, Produce (offsets assigned by patching batch
+ * bases), Fetch (whole batches from the one holding fetch_offset, long
+ * poll up to max_wait_ms) and ListOffsets. Knobs inject faults.
+ * Locality: its own thread; the knob functions lock. */
+#ifndef TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
+#define TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct fake_broker;
+
+/* Listen on 127.0.0.1:port (0 = any free port) and start serving.
+ * Returns 0 or -1. */
+int fake_broker_start(uint16_t port, struct fake_broker **out);
+uint16_t fake_broker_port(const struct fake_broker *fb);
+/* Stop the thread, close everything, free. */
+void fake_broker_stop(struct fake_broker *fb);
+
+/* Create a topic directly (no request). Returns 0 or -1. */
+int fake_broker_create_topic(struct fake_broker *fb,
+                             const char *name,
+                             int32_t partitions);
+/* The next `count` produce partition results fail with `code`. */
+void fake_broker_fail_produce(struct fake_broker *fb, int code, int count);
+/* Add up to this many bytes of the following batch to every non-empty
+ * fetch payload, as a size limit would cut it: a partial trailing batch
+ * (0 = off). */
+void fake_broker_truncate_fetch(struct fake_broker *fb, size_t bytes);
+/* Records stored in a partition (its end offset). */
+int64_t fake_broker_end_offset(struct fake_broker *fb,
+                               const char *topic,
+                               int32_t partition);
+/* Produce requests received so far. */
+uint64_t fake_broker_produce_requests(struct fake_broker *fb);
+
+#endif /* TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H */
