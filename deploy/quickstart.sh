@@ -9,7 +9,7 @@ deploy/local-cluster.sh start
 cat <<MSG
 
 Weir is running. Try:
-  export PATH=\$PWD/build/client:\$PATH
+  export PATH=\$PWD/build/client/cli:\$PATH
   weir topic create demo --partitions 3
   printf 'k1:hello\nk2:world\n' | weir produce demo --key-separator : --report
   weir consume demo --from-beginning --timeout-ms 1000 --format '%p %o %k %v\n'
