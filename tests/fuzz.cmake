@@ -11,7 +11,9 @@
 #
 # Included from tests/CMakeLists.txt, so paths are relative to tests/.
 
-set(WEIR_FUZZ_TARGETS frame envelope batch config)
+set(WEIR_FUZZ_TARGETS frame envelope batch config repl_epochs)
+# libraries a target needs beyond weir_common
+set(WEIR_FUZZ_LIBS_repl_epochs weir_replica)
 set(WEIR_FUZZ_SECONDS 30 CACHE STRING
     "Seconds each libFuzzer target runs under ctest -L fuzz")
 set(WEIR_FUZZ_SRC ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
@@ -22,7 +24,7 @@ foreach(t ${WEIR_FUZZ_TARGETS})
   if(WEIR_FUZZ)
     add_executable(fuzz_${t} ${WEIR_FUZZ_SRC}/fuzz_${t}.c)
     weir_target_setup(fuzz_${t})
-    target_link_libraries(fuzz_${t} PRIVATE weir_common)
+    target_link_libraries(fuzz_${t} PRIVATE ${WEIR_FUZZ_LIBS_${t}} weir_common)
     target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer)
 
     # a fresh copy of the seeds for libFuzzer to add to
@@ -48,7 +50,8 @@ foreach(t ${WEIR_FUZZ_TARGETS})
     add_executable(fuzz_${t}_replay ${WEIR_FUZZ_SRC}/fuzz_${t}.c
                                     ${WEIR_FUZZ_SRC}/replay_main.c)
     weir_target_setup(fuzz_${t}_replay)
-    target_link_libraries(fuzz_${t}_replay PRIVATE weir_common)
+    target_link_libraries(fuzz_${t}_replay PRIVATE ${WEIR_FUZZ_LIBS_${t}}
+                          weir_common)
     add_test(NAME fuzz_${t}_replay COMMAND fuzz_${t}_replay ${seeds})
     set_tests_properties(fuzz_${t}_replay PROPERTIES
       LABELS fuzz-replay TIMEOUT 120)
