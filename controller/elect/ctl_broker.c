@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Broker lifecycle: registration, heartbeats, fencing and unfencing,
+ * controlled shutdown. A broker serves (leads, joins ISRs) only while
+ * unfenced. It registers fenced, with the offset of its REGISTER_BROKER
+ * record as its epoch, and is unfenced once it reports having applied the
+ * metadata log up to that record: before that it cannot know what it
+ * leads. It is fenced again when its session expires, when it shuts down
+ * and when it registers anew; the partitions it led move first, in the same
+ * batch, so no fenced broker ever leads. */
+#include <string.h>
+
+#include "common/mem.h"
+#include "controller/elect/ctl_core_int.h"
+
+static struct meta_str ctl_broker_str(const char *s)
+{
+    struct meta_str out = {s != NULL ? s : "", s != NULL ? strlen(s) : 0};
+    return out;
+}
+
+/* Room for a new broker's liveness, made before any record is emitted. */
+static int ctl_broker_add_live(struct ctl_core *core, int32_t id)
+{
+    struct ctl_live *l;
+    uint32_t pos = 0;
+
+    if (ctl_core_live(core, id) != NULL) {
+        return 0;
+    }
+    if (ctl_core_grow((void **)&core->live, &core->cap_live, core->n_live + 1,
+                      sizeof(core->live[0])) != 0) {
+        return WEIR_ENOMEM;
+    }
+    while (pos < core->n_live && core->live[pos].id < id) {
+        pos++;
+    }
+    memmove(&core->live[pos + 1], &core->live[pos],
+            (size_t)(core->n_live - pos) * sizeof(core->live[0]));
+    core->n_live++;
+    l = &core->live[pos];
+    memset(l, 0, sizeof(*l));
+    l->id = id;
+    return 0;
+}
+
+static int ctl_broker_fence_rec(struct ctl_core *core,
+                                struct ctl_actions *out,
+                                const struct meta_broker *b,
+                                bool fence)
+{
+    struct meta_record rec;
+
+    memset(&rec, 0, sizeof(rec));
+    rec.type = fence ? META_RECORD_FENCE_BROKER : META_RECORD_UNFENCE_BROKER;
+    rec.u.fence.id = b->id;
+    rec.u.fence.epoch = b->epoch;
+    out->n_fenced += fence;
+    return ctl_core_emit(core, out, &rec);
+}
+
+int ctl_broker_register(struct ctl_core *core,
+                        const struct ctl_event *ev,
+                        struct ctl_actions *out)
+{
+    const struct meta_broker *b =
+        meta_image_broker(core->img, ev->u.reg.broker_id);
+    struct ctl_excl ex = {&ev->u.reg.broker_id, 1};
+    struct meta_record rec;
+    struct err_detail why;
+    int rv;
+
+    memset(&rec, 0, sizeof(rec));
+    rec.type = META_RECORD_REGISTER_BROKER;
+    rec.u.reg.id = ev->u.reg.broker_id;
+    rec.u.reg.host = ctl_broker_str(ev->u.reg.host);
+    rec.u.reg.port = ev->u.reg.port;
+    rec.u.reg.rack = ctl_broker_str(ev->u.reg.rack);
+    if (meta_record_check(&rec, &why) != 0) {
+        ctl_core_refuse(out, WEIR_EINVALID_REQUEST, "registration: %s",
+                        why.msg);
+        return 0;
+    }
+    rv = ctl_broker_add_live(core, rec.u.reg.id);
+    /* a new incarnation: the old one's leaderships and ISR seats go
+     * first, since it lost whatever it had not written to disk */
+    if (rv == 0 && b != NULL && !b->fenced) {
+        out->n_fenced++;
+        rv = ctl_elect_evacuate(core, out, &ex);
+    }
+    if (rv != 0) {
+        return rv;
+    }
+    rec.u.reg.epoch = meta_image_end_offset(core->img);
+    rv = ctl_core_emit(core, out, &rec);
+    if (rv != 0) {
+        return rv;
+    }
+    ctl_core_live(core, rec.u.reg.id)->last_seen_ms = core->now_ms;
+    ctl_core_live(core, rec.u.reg.id)->shutting_down = false;
+    out->broker_epoch = rec.u.reg.epoch;
+    out->broker_fenced = true;
+    return 0;
+}
+
+/* Leaderships and ISR seats move to other brokers, then the fence. From
+ * then on heartbeats from this incarnation do not unfence it. */
+static int
+ctl_broker_stop(struct ctl_core *core, struct ctl_actions *out, int32_t id)
+{
+    const struct meta_broker *b = meta_image_broker(core->img, id);
+    struct ctl_excl ex = {&id, 1};
+    int rv = 0;
+
+    if (!b->fenced) {
+        rv = ctl_elect_evacuate(core, out, &ex);
+        if (rv == 0) {
+            rv = ctl_broker_fence_rec(core, out,
+                                      meta_image_broker(core->img, id), true);
+        }
+    }
+    if (rv == 0) {
+        ctl_core_live(core, id)->shutting_down = true;
+        out->shutdown_ok = true;
+        out->broker_fenced = true;
+    }
+    return rv;
+}
+
+/* UNFENCE first, so the leaderless partitions it can lead see it. */
+static int ctl_broker_unfence(struct ctl_core *core,
+                              struct ctl_actions *out,
+                              const struct meta_broker *b)
+{
+    int rv = ctl_broker_fence_rec(core, out, b, false);
+
+    return rv != 0 ? rv : ctl_elect_leaderless(core, out);
+}
+
+int ctl_broker_heartbeat(struct ctl_core *core,
+                         const struct ctl_event *ev,
+                         struct ctl_actions *out)
+{
+    bool explicit = ev->type == CTL_EV_BROKER_CAUGHT_UP;
+    int32_t id = explicit ? ev->u.broker.broker_id : ev->u.heartbeat.broker_id;
+    int64_t epoch =
+        explicit ? ev->u.broker.broker_epoch : ev->u.heartbeat.broker_epoch;
+    const struct meta_broker *b = ctl_core_broker(core, out, id, epoch);
+    struct ctl_live *live;
+    bool caught_up;
+    int rv = 0;
+
+    if (b == NULL) {
+        return 0;
+    }
+    live = ctl_core_live(core, id);
+    live->last_seen_ms = core->now_ms;
+    out->broker_epoch = epoch;
+    if (!explicit && ev->u.heartbeat.want_shutdown) {
+        return ctl_broker_stop(core, out, id);
+    }
+    /* its own registration is the last record it needs to have applied */
+    caught_up = explicit || ev->u.heartbeat.applied_offset >= b->epoch;
+    if (b->fenced && caught_up && !live->shutting_down) {
+        rv = ctl_broker_unfence(core, out, b);
+    }
+    out->broker_fenced = meta_image_broker(core->img, id)->fenced;
+    out->shutdown_ok = live->shutting_down;
+    return rv;
+}
+
+int ctl_broker_shutdown(struct ctl_core *core,
+                        const struct ctl_event *ev,
+                        struct ctl_actions *out)
+{
+    int32_t id = ev->u.broker.broker_id;
+
+    if (ctl_core_broker(core, out, id, ev->u.broker.broker_epoch) == NULL) {
+        return 0;
+    }
+    ctl_core_live(core, id)->last_seen_ms = core->now_ms;
+    out->broker_epoch = ev->u.broker.broker_epoch;
+    return ctl_broker_stop(core, out, id);
+}
+
+static bool ctl_broker_expired(const struct ctl_core *core,
+                               const struct ctl_live *l)
+{
+    const struct meta_broker *b = meta_image_broker(core->img, l->id);
+
+    return b != NULL && !b->fenced &&
+           core->now_ms - l->last_seen_ms > core->cfg.session_timeout_ms;
+}
+
+/* All brokers whose sessions expired leave service in one batch, planned
+ * together, so a partition whose ISR loses two of them is elected once. */
+int ctl_broker_expire(struct ctl_core *core, struct ctl_actions *out)
+{
+    struct ctl_excl ex = {NULL, 0};
+    int32_t *ids;
+    uint32_t i;
+    int rv;
+
+    for (i = 0; i < core->n_live; i++) {
+        ex.n += ctl_broker_expired(core, &core->live[i]);
+    }
+    if (ex.n == 0) {
+        return 0;
+    }
+    ids = mem_malloc(ex.n * sizeof(ids[0]));
+    if (ids == NULL) {
+        return err_set(&out->detail, WEIR_ENOMEM, "fencing brokers");
+    }
+    ex.n = 0;
+    for (i = 0; i < core->n_live; i++) {
+        if (ctl_broker_expired(core, &core->live[i])) {
+            ids[ex.n++] = core->live[i].id;
+        }
+    }
+    ex.ids = ids;
+    rv = ctl_elect_evacuate(core, out, &ex);
+    for (i = 0; rv == 0 && i < ex.n; i++) {
+        rv = ctl_broker_fence_rec(core, out,
+                                  meta_image_broker(core->img, ids[i]), true);
+    }
+    mem_free(ids);
+    return rv;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Layout of struct ctl_core and the functions its files share. The image
+ * is the durable state (rebuilt from the log); everything else here is soft
+ * state that a restart rebuilds from the first events it sees. */
+#ifndef CONTROLLER_ELECT_CTL_CORE_INT_H
+#define CONTROLLER_ELECT_CTL_CORE_INT_H
+
+#include "controller/elect/ctl_core.h"
+
+/* Liveness of a broker: one for every registered broker (and possibly one
+ * for a broker whose registration failed for lack of memory). */
+struct ctl_live {
+    int32_t id;
+    uint64_t last_seen_ms; /* last heartbeat, registration or catch-up */
+    bool shutting_down;    /* asked to stop: heartbeats do not unfence it */
+};
+
+struct ctl_core {
+    struct ctl_config cfg;
+    struct meta_image *img; /* owned */
+    struct ctl_live *live;  /* ascending id */
+    uint32_t n_live;
+    uint32_t cap_live;
+    bool started;    /* the first event stamped every broker's session */
+    bool failed;     /* a batch was cut short after it changed the image */
+    uint64_t now_ms; /* latest event time */
+    uint64_t next_rebalance_ms; /* preferred-leader check */
+    int64_t pid_next;           /* next producer id to hand out */
+    int64_t pid_end;            /* end of the block reserved by PRODUCER_IDS */
+};
+
+/* Brokers taken out of service by the step in progress (being fenced). */
+struct ctl_excl {
+    const int32_t *ids;
+    uint32_t n;
+};
+
+/* Grow *arr (elements of `size` bytes) to hold at least `need`; doubles.
+ * Errors: WEIR_ENOMEM (array unchanged). */
+int ctl_core_grow(void **arr, uint32_t *cap, uint32_t need, size_t size);
+/* Append rec to the batch (copying its strings into out) and apply it.
+ * Errors: WEIR_ENOMEM, WEIR_EUNKNOWN (the image refused a record the core
+ * made: a bug). Either way the core is failed if the batch was begun. */
+int ctl_core_emit(struct ctl_core *core,
+                  struct ctl_actions *out,
+                  const struct meta_record *rec);
+/* Set the answer to a refused request. */
+void ctl_core_refuse(struct ctl_actions *out, int code, const char *fmt, ...)
+    WEIR_PRINTF(3, 4);
+struct ctl_live *ctl_core_live(struct ctl_core *core, int32_t id);
+/* Registered, unfenced and not excluded: may lead and may join an ISR. */
+bool ctl_core_can_serve(const struct ctl_core *core,
+                        int32_t id,
+                        const struct ctl_excl *ex);
+/* The broker (id, epoch) names, or NULL after refusing with NOT_FOUND. */
+const struct meta_broker *ctl_core_broker(struct ctl_core *core,
+                                          struct ctl_actions *out,
+                                          int32_t id,
+                                          int64_t epoch);
+
+/* ctl_elect.c: leadership and ISR moves the controller makes itself. */
+int ctl_elect_evacuate(struct ctl_core *core,
+                       struct ctl_actions *out,
+                       const struct ctl_excl *ex);
+int ctl_elect_leaderless(struct ctl_core *core, struct ctl_actions *out);
+int ctl_elect_preferred(struct ctl_core *core, struct ctl_actions *out);
+
+/* ctl_broker.c */
+int ctl_broker_register(struct ctl_core *core,
+                        const struct ctl_event *ev,
+                        struct ctl_actions *out);
+int ctl_broker_heartbeat(struct ctl_core *core,
+                         const struct ctl_event *ev,
+                         struct ctl_actions *out);
+int ctl_broker_shutdown(struct ctl_core *core,
+                        const struct ctl_event *ev,
+                        struct ctl_actions *out);
+int ctl_broker_expire(struct ctl_core *core, struct ctl_actions *out);
+
+/* ctl_topic.c */
+int ctl_topic_create(struct ctl_core *core,
+                     const struct ctl_event *ev,
+                     struct ctl_actions *out);
+int ctl_topic_delete(struct ctl_core *core,
+                     const struct ctl_event *ev,
+                     struct ctl_actions *out);
+
+/* ctl_isr.c */
+int ctl_isr_alter(struct ctl_core *core,
+                  const struct ctl_event *ev,
+                  struct ctl_actions *out);
+
+#endif /* CONTROLLER_ELECT_CTL_CORE_INT_H */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Metadata image: the cluster metadata that the records of the metadata log
+ * describe, held in memory. It changes only through meta_image_apply, which
+ * is deterministic (same records, same image) and atomic per record (a
+ * record it refuses changes nothing), so an image rebuilt from a snapshot
+ * and the log that follows equals the one that wrote them.
+ * Invariants kept by apply (meta_image_check verifies them): brokers sorted
+ * by id; topics sorted by id with unique names; partitions of a topic dense
+ * from 0; replicas distinct registered brokers; the ISR a non-empty subset
+ * of the replicas in replica order; the leader -1 or an unfenced ISR member;
+ * n_led counts exactly the partitions a broker leads.
+ * Locality: one thread (the controller loop, or one broker's metadata
+ * follower). */
+#ifndef CONTROLLER_META_META_IMAGE_H
+#define CONTROLLER_META_META_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "controller/meta/meta_record.h"
+
+#define META_MAX_BROKERS 4096
+#define META_MAX_TOPICS  100000
+#define META_MAX_CONFIGS 64 /* per topic */
+
+struct meta_image; /* opaque: layout lives in meta_image_int.h */
+
+/* Read-only views. Pointers returned by the lookups below, and the strings
+ * and arrays inside them, belong to the image and stay valid until the next
+ * meta_image_apply on it (or its free). */
+struct meta_broker {
+    int32_t id;
+    int64_t epoch; /* offset of its latest REGISTER_BROKER record */
+    char *host;    /* NUL-terminated */
+    uint16_t port;
+    char *rack;     /* "" when none */
+    bool fenced;    /* registered brokers start fenced */
+    uint32_t n_led; /* partitions whose leader it is */
+};
+
+struct meta_partition {
+    struct meta_ids replicas; /* replicas.ids[0] is the preferred leader */
+    struct meta_ids isr;      /* in replica order */
+    int32_t leader;           /* -1: none */
+    int32_t leader_epoch;
+    int32_t partition_epoch; /* bumped by every change */
+    uint8_t flags;           /* META_PART_UNCLEAN: set by an unclean
+                                election, cleared by the next change */
+};
+
+struct meta_config {
+    char *key;
+    char *value;
+};
+
+struct meta_topic {
+    int64_t id; /* offset of its CREATE_TOPIC record */
+    char *name;
+    uint32_t n_partitions;
+    struct meta_partition *partitions; /* index = partition number */
+    uint32_t n_configs;
+    struct meta_config *configs; /* sorted by key; only keys set explicitly */
+};
+
+/* An empty image (end offset 0). Errors: WEIR_ENOMEM. */
+WEIR_MUST_CHECK int meta_image_new(struct meta_image **out);
+/* NULL is a no-op. */
+void meta_image_free(struct meta_image *img);
+
+/* Apply one record (the one at meta_image_end_offset) and advance the end
+ * offset by one. Rules beyond meta_record_check:
+ *   REGISTER_BROKER  epoch = this record's offset (so above the broker's
+ *                    previous one); a registered broker that is
+ *                    re-registered must lead nothing; the broker is fenced
+ *                    afterwards.
+ *   FENCE_BROKER     current epoch, unfenced, leads nothing.
+ *   UNFENCE_BROKER   current epoch, fenced.
+ *   CREATE_TOPIC     new name; id = this record's offset.
+ *   TOPIC_CONFIG     known topic; sets or replaces the key.
+ *   REMOVE_TOPIC     known topic; its partitions go with it.
+ *   PARTITION        known topic, next partition number, registered
+ *                    replicas, leader -1 or unfenced.
+ *   PARTITION_CHANGE known partition, ISR within its replicas in replica
+ *                    order, leader -1 or unfenced, epochs as documented in
+ *                    meta_record.h.
+ *   PRODUCER_IDS     above the current next producer id.
+ * (Records loaded from a snapshot are not at their first offsets; there
+ * the epoch and id must only lie below the snapshot's end offset.)
+ * Errors: WEIR_ECORRUPT (record breaks a rule; the image is unchanged),
+ * WEIR_ENOMEM (image unchanged). */
+WEIR_MUST_CHECK int meta_image_apply(struct meta_image *img,
+                                     const struct meta_record *rec,
+                                     struct err_detail *ed);
+
+/* Offset the next record will have: records applied so far, plus the end
+ * offset of the snapshot the image was loaded from. */
+int64_t meta_image_end_offset(const struct meta_image *img);
+/* First producer id not yet handed out by any PRODUCER_IDS record. */
+int64_t meta_image_next_producer_id(const struct meta_image *img);
+
+uint32_t meta_image_broker_count(const struct meta_image *img);
+/* i < broker count; ascending id order. */
+const struct meta_broker *meta_image_broker_at(const struct meta_image *img,
+                                               uint32_t i);
+/* NULL when the id is not registered. */
+const struct meta_broker *meta_image_broker(const struct meta_image *img,
+                                            int32_t id);
+
+uint32_t meta_image_topic_count(const struct meta_image *img);
+/* i < topic count; ascending id (creation) order. */
+const struct meta_topic *meta_image_topic_at(const struct meta_image *img,
+                                             uint32_t i);
+/* NULL when unknown. */
+const struct meta_topic *meta_image_topic(const struct meta_image *img,
+                                          int64_t topic_id);
+const struct meta_topic *meta_image_topic_by_name(const struct meta_image *img,
+                                                  const char *name,
+                                                  size_t len);
+const struct meta_partition *meta_image_partition(const struct meta_image *img,
+                                                  int64_t topic_id,
+                                                  int32_t partition);
+/* Value of an explicitly set key, NULL when unset. */
+const char *meta_topic_config(const struct meta_topic *t, const char *key);
+
+/* True if brokers, topics, configs, partitions, next producer id and end
+ * offset are all equal. */
+bool meta_image_equal(const struct meta_image *a, const struct meta_image *b);
+
+/* Verify every invariant listed at the top of this file.
+ * Errors: WEIR_ECORRUPT naming the first broken one. */
+WEIR_MUST_CHECK int meta_image_check(const struct meta_image *img,
+                                     struct err_detail *ed);
+
+#endif /* CONTROLLER_META_META_IMAGE_H */

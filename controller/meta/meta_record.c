@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Record rules that need no image: ranges, string lengths and characters,
+ * distinct ids. The decoder runs them on every record it reads and the
+ * encoder before it writes one, so whatever is written can be read back. */
+#include "controller/meta/meta_record.h"
+
+#include <string.h>
+
+#include "common/names.h"
+
+static const char *const meta_record_names[] = {
+    [META_RECORD_REGISTER_BROKER] = "REGISTER_BROKER",
+    [META_RECORD_FENCE_BROKER] = "FENCE_BROKER",
+    [META_RECORD_UNFENCE_BROKER] = "UNFENCE_BROKER",
+    [META_RECORD_CREATE_TOPIC] = "CREATE_TOPIC",
+    [META_RECORD_TOPIC_CONFIG] = "TOPIC_CONFIG",
+    [META_RECORD_REMOVE_TOPIC] = "REMOVE_TOPIC",
+    [META_RECORD_PARTITION] = "PARTITION",
+    [META_RECORD_PARTITION_CHANGE] = "PARTITION_CHANGE",
+    [META_RECORD_PRODUCER_IDS] = "PRODUCER_IDS",
+};
+
+#define META_RECORD_N_TYPES                                                    \
+    (sizeof(meta_record_names) / sizeof(meta_record_names[0]))
+
+const char *meta_record_type_name(int type)
+{
+    if (type <= 0 || (size_t)type >= META_RECORD_N_TYPES) {
+        return "UNKNOWN";
+    }
+    return meta_record_names[type];
+}
+
+bool meta_ids_has(const struct meta_ids *ids, int32_t id)
+{
+    uint32_t i;
+
+    for (i = 0; i < ids->n; i++) {
+        if (ids->ids[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Printable ASCII; spaces only where a value may hold them. */
+static int meta_record_check_str(struct meta_str s,
+                                 size_t min,
+                                 size_t max,
+                                 bool spaces,
+                                 const char *what,
+                                 struct err_detail *ed)
+{
+    size_t i;
+
+    if (s.len < min || s.len > max) {
+        return err_set(ed, WEIR_ECORRUPT, "%s is %zu bytes, expected %zu..%zu",
+                       what, s.len, min, max);
+    }
+    for (i = 0; i < s.len; i++) {
+        unsigned char ch = (unsigned char)s.ptr[i];
+        if (ch > 0x7e || ch < 0x20 || (ch == 0x20 && !spaces)) {
+            return err_set(ed, WEIR_ECORRUPT,
+                           "%s has byte 0x%02x at %zu; printable ASCII only",
+                           what, ch, i);
+        }
+    }
+    return 0;
+}
+
+static int meta_record_check_ids(const struct meta_ids *ids,
+                                 const char *what,
+                                 struct err_detail *ed)
+{
+    uint32_t i;
+    uint32_t j;
+
+    if (ids->n == 0 || ids->n > META_MAX_REPLICAS) {
+        return err_set(ed, WEIR_ECORRUPT, "%s has %u ids, expected 1..%d", what,
+                       ids->n, META_MAX_REPLICAS);
+    }
+    for (i = 0; i < ids->n; i++) {
+        if (ids->ids[i] < 0) {
+            return err_set(ed, WEIR_ECORRUPT, "%s has negative id %d", what,
+                           (int)ids->ids[i]);
+        }
+        for (j = 0; j < i; j++) {
+            if (ids->ids[j] == ids->ids[i]) {
+                return err_set(ed, WEIR_ECORRUPT, "%s lists broker %d twice",
+                               what, (int)ids->ids[i]);
+            }
+        }
+    }
+    return 0;
+}
+
+static int meta_record_check_broker(const struct meta_broker_ref *b,
+                                    struct err_detail *ed)
+{
+    if (b->id < 0 || b->epoch < 0) {
+        return err_set(ed, WEIR_ECORRUPT, "broker id %d epoch %lld: negative",
+                       (int)b->id, (long long)b->epoch);
+    }
+    return 0;
+}
+
+static int meta_record_check_register(const struct meta_register_broker *r,
+                                      struct err_detail *ed)
+{
+    struct meta_broker_ref ref = {r->id, r->epoch};
+    int rv;
+
+    rv = meta_record_check_broker(&ref, ed);
+    if (rv == 0) {
+        rv = meta_record_check_str(r->host, 1, META_MAX_HOST_BYTES, false,
+                                   "broker host", ed);
+    }
+    if (rv == 0) {
+        rv = meta_record_check_str(r->rack, 0, META_MAX_RACK_BYTES, false,
+                                   "broker rack", ed);
+    }
+    if (rv == 0 && r->port == 0) {
+        rv = err_set(ed, WEIR_ECORRUPT, "broker %d has port 0", (int)r->id);
+    }
+    return rv;
+}
+
+static int meta_record_check_topic_id(int64_t topic_id, struct err_detail *ed)
+{
+    if (topic_id < 0) {
+        return err_set(ed, WEIR_ECORRUPT, "negative topic id %lld",
+                       (long long)topic_id);
+    }
+    return 0;
+}
+
+static int meta_record_check_leader(int32_t partition,
+                                    const struct meta_ids *isr,
+                                    int32_t leader,
+                                    int32_t leader_epoch,
+                                    int32_t partition_epoch,
+                                    uint8_t flags,
+                                    struct err_detail *ed)
+{
+    int rv;
+
+    if (partition < 0 || partition >= META_MAX_PARTITIONS) {
+        return err_set(ed, WEIR_ECORRUPT, "partition %d out of range",
+                       (int)partition);
+    }
+    rv = meta_record_check_ids(isr, "ISR", ed);
+    if (rv != 0) {
+        return rv;
+    }
+    if (leader != -1 && !meta_ids_has(isr, leader)) {
+        return err_set(ed, WEIR_ECORRUPT, "leader %d is not in the ISR",
+                       (int)leader);
+    }
+    if (leader_epoch < 0 || partition_epoch < 0) {
+        return err_set(ed, WEIR_ECORRUPT, "negative epoch");
+    }
+    if ((flags & ~META_PART_FLAGS_ALL) != 0) {
+        return err_set(ed, WEIR_ECORRUPT, "unknown partition flags 0x%02x",
+                       flags);
+    }
+    return 0;
+}
+
+static int meta_record_check_partition(const struct meta_partition_rec *p,
+                                       struct err_detail *ed)
+{
+    uint32_t i;
+    int rv;
+
+    rv = meta_record_check_topic_id(p->topic_id, ed);
+    if (rv == 0) {
+        rv = meta_record_check_ids(&p->replicas, "replica list", ed);
+    }
+    if (rv == 0) {
+        rv = meta_record_check_leader(p->partition, &p->isr, p->leader,
+                                      p->leader_epoch, p->partition_epoch,
+                                      p->flags, ed);
+    }
+    for (i = 0; rv == 0 && i < p->isr.n; i++) {
+        if (!meta_ids_has(&p->replicas, p->isr.ids[i])) {
+            rv = err_set(ed, WEIR_ECORRUPT, "ISR member %d is not a replica",
+                         (int)p->isr.ids[i]);
+        }
+    }
+    return rv;
+}
+
+static int meta_record_check_change(const struct meta_partition_change *c,
+                                    struct err_detail *ed)
+{
+    int rv = meta_record_check_topic_id(c->topic_id, ed);
+
+    if (rv == 0) {
+        rv = meta_record_check_leader(c->partition, &c->isr, c->leader,
+                                      c->leader_epoch, c->partition_epoch,
+                                      c->flags, ed);
+    }
+    return rv;
+}
+
+static int meta_record_check_name(struct meta_str name, struct err_detail *ed)
+{
+    struct err_detail why;
+
+    /* names_topic_check reads no further than len, and rejects NULs */
+    if (names_topic_check(name.ptr, name.len, &why) != 0) {
+        return err_set(ed, WEIR_ECORRUPT, "%s", why.msg);
+    }
+    return 0;
+}
+
+static int meta_record_check_config(const struct meta_topic_config *c,
+                                    struct err_detail *ed)
+{
+    int rv = meta_record_check_topic_id(c->topic_id, ed);
+
+    if (rv == 0) {
+        rv = meta_record_check_str(c->key, 1, META_MAX_KEY_BYTES, false,
+                                   "config key", ed);
+    }
+    if (rv == 0) {
+        rv = meta_record_check_str(c->value, 0, META_MAX_VALUE_BYTES, true,
+                                   "config value", ed);
+    }
+    return rv;
+}
+
+int meta_record_check(const struct meta_record *rec, struct err_detail *ed)
+{
+    switch (rec->type) {
+    case META_RECORD_REGISTER_BROKER:
+        return meta_record_check_register(&rec->u.reg, ed);
+    case META_RECORD_FENCE_BROKER:
+    case META_RECORD_UNFENCE_BROKER:
+        return meta_record_check_broker(&rec->u.fence, ed);
+    case META_RECORD_CREATE_TOPIC:
+        if (meta_record_check_name(rec->u.topic.name, ed) != 0) {
+            return WEIR_ECORRUPT;
+        }
+        return meta_record_check_topic_id(rec->u.topic.topic_id, ed);
+    case META_RECORD_TOPIC_CONFIG:
+        return meta_record_check_config(&rec->u.config, ed);
+    case META_RECORD_REMOVE_TOPIC:
+        return meta_record_check_topic_id(rec->u.remove_topic_id, ed);
+    case META_RECORD_PARTITION:
+        return meta_record_check_partition(&rec->u.part, ed);
+    case META_RECORD_PARTITION_CHANGE:
+        return meta_record_check_change(&rec->u.change, ed);
+    case META_RECORD_PRODUCER_IDS:
+        if (rec->u.next_producer_id <= 0) {
+            return err_set(ed, WEIR_ECORRUPT, "next producer id %lld <= 0",
+                           (long long)rec->u.next_producer_id);
+        }
+        return 0;
+    }
+    return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
+}
+
+static bool meta_str_equal(struct meta_str a, struct meta_str b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+static bool meta_ids_equal(const struct meta_ids *a, const struct meta_ids *b)
+{
+    return a->n == b->n &&
+           memcmp(a->ids, b->ids, (size_t)a->n * sizeof(a->ids[0])) == 0;
+}
+
+static bool meta_record_equal_part(const struct meta_partition_rec *a,
+                                   const struct meta_partition_rec *b)
+{
+    return a->topic_id == b->topic_id && a->partition == b->partition &&
+           meta_ids_equal(&a->replicas, &b->replicas) &&
+           meta_ids_equal(&a->isr, &b->isr) && a->leader == b->leader &&
+           a->leader_epoch == b->leader_epoch &&
+           a->partition_epoch == b->partition_epoch && a->flags == b->flags;
+}
+
+static bool meta_record_equal_change(const struct meta_partition_change *a,
+                                     const struct meta_partition_change *b)
+{
+    return a->topic_id == b->topic_id && a->partition == b->partition &&
+           meta_ids_equal(&a->isr, &b->isr) && a->leader == b->leader &&
+           a->leader_epoch == b->leader_epoch &&
+           a->partition_epoch == b->partition_epoch && a->flags == b->flags;
+}
+
+bool meta_record_equal(const struct meta_record *a, const struct meta_record *b)
+{
+    if (a->type != b->type) {
+        return false;
+    }
+    switch (a->type) {
+    case META_RECORD_REGISTER_BROKER:
+        return a->u.reg.id == b->u.reg.id && a->u.reg.epoch == b->u.reg.epoch &&
+               meta_str_equal(a->u.reg.host, b->u.reg.host) &&
+               a->u.reg.port == b->u.reg.port &&
+               meta_str_equal(a->u.reg.rack, b->u.reg.rack);
+    case META_RECORD_FENCE_BROKER:
+    case META_RECORD_UNFENCE_BROKER:
+        return a->u.fence.id == b->u.fence.id &&
+               a->u.fence.epoch == b->u.fence.epoch;
+    case META_RECORD_CREATE_TOPIC:
+        return a->u.topic.topic_id == b->u.topic.topic_id &&
+               meta_str_equal(a->u.topic.name, b->u.topic.name);
+    case META_RECORD_TOPIC_CONFIG:
+        return a->u.config.topic_id == b->u.config.topic_id &&
+               meta_str_equal(a->u.config.key, b->u.config.key) &&
+               meta_str_equal(a->u.config.value, b->u.config.value);
+    case META_RECORD_REMOVE_TOPIC:
+        return a->u.remove_topic_id == b->u.remove_topic_id;
+    case META_RECORD_PARTITION:
+        return meta_record_equal_part(&a->u.part, &b->u.part);
+    case META_RECORD_PARTITION_CHANGE:
+        return meta_record_equal_change(&a->u.change, &b->u.change);
+    case META_RECORD_PRODUCER_IDS:
+        return a->u.next_producer_id == b->u.next_producer_id;
+    }
+    return false;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Metadata records: the entries of the controller's metadata log. Applying
+ * them in order to an empty meta_image rebuilds the cluster metadata, so
+ * every fact the controller decides is one of these. A record never owns
+ * memory: its strings borrow from whoever made it (the decoder's input, or
+ * the ctl_actions that produced it). Locality: any thread; no state. */
+#ifndef CONTROLLER_META_META_RECORD_H
+#define CONTROLLER_META_META_RECORD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+
+#define META_MAX_REPLICAS    16 /* replicas (and ISR members) per partition */
+#define META_MAX_PARTITIONS  10000 /* partitions per topic */
+#define META_MAX_HOST_BYTES  255
+#define META_MAX_RACK_BYTES  64
+#define META_MAX_KEY_BYTES   255  /* topic config key */
+#define META_MAX_VALUE_BYTES 4096 /* topic config value */
+#define META_RECORD_VERSION  0
+#define META_RECORD_HEAD_BYTES                                                 \
+    6 /* u8 type | u8 version | u32be body length                              \
+       */
+
+/* PARTITION and PARTITION_CHANGE flags. */
+#define META_PART_UNCLEAN   0x01 /* leader elected from outside the ISR */
+#define META_PART_FLAGS_ALL META_PART_UNCLEAN
+
+/* Wire values: never renumber. */
+enum meta_record_type {
+    META_RECORD_REGISTER_BROKER = 1,
+    META_RECORD_FENCE_BROKER = 2,
+    META_RECORD_UNFENCE_BROKER = 3,
+    META_RECORD_CREATE_TOPIC = 4,
+    META_RECORD_TOPIC_CONFIG = 5,
+    META_RECORD_REMOVE_TOPIC = 6,
+    META_RECORD_PARTITION = 7,
+    META_RECORD_PARTITION_CHANGE = 8,
+    META_RECORD_PRODUCER_IDS = 9,
+};
+
+/* Borrowed bytes of a string; not NUL-terminated. */
+struct meta_str {
+    const char *ptr;
+    size_t len;
+};
+
+/* Broker ids of a replica list or an ISR, in replica order. */
+struct meta_ids {
+    uint32_t n;
+    int32_t ids[META_MAX_REPLICAS];
+};
+
+struct meta_register_broker {
+    int32_t id;           /* >= 0 */
+    int64_t epoch;        /* the offset of this record when first written */
+    struct meta_str host; /* advertised address, 1..255 printable bytes */
+    uint16_t port;        /* 1..65535 */
+    struct meta_str rack; /* 0..64 printable bytes; empty = no rack */
+};
+
+/* FENCE_BROKER and UNFENCE_BROKER. */
+struct meta_broker_ref {
+    int32_t id;
+    int64_t epoch; /* must be the broker's current epoch */
+};
+
+struct meta_create_topic {
+    int64_t topic_id;     /* the offset of this record when first written */
+    struct meta_str name; /* passes names_topic_check */
+};
+
+struct meta_topic_config {
+    int64_t topic_id;
+    struct meta_str key;   /* 1..255 printable bytes, no spaces */
+    struct meta_str value; /* 0..4096 printable bytes */
+};
+
+/* Full state of a new partition (creation and snapshots). */
+struct meta_partition_rec {
+    int64_t topic_id;
+    int32_t partition;        /* 0..META_MAX_PARTITIONS-1, dense per topic */
+    struct meta_ids replicas; /* 1..16 distinct broker ids */
+    struct meta_ids isr;      /* non-empty subset of replicas, replica order */
+    int32_t leader;           /* an ISR member, or -1 */
+    int32_t leader_epoch;     /* >= 0 */
+    int32_t partition_epoch;  /* >= 0 */
+    uint8_t flags;            /* META_PART_* */
+};
+
+/* New ISR, leader and epochs of an existing partition. partition_epoch is
+ * the old one + 1; leader_epoch the old one + 1 exactly when the leader
+ * changes. The replica list never changes. */
+struct meta_partition_change {
+    int64_t topic_id;
+    int32_t partition;
+    struct meta_ids isr;
+    int32_t leader;
+    int32_t leader_epoch;
+    int32_t partition_epoch;
+    uint8_t flags; /* META_PART_UNCLEAN: this change is an unclean election */
+};
+
+struct meta_record {
+    enum meta_record_type type;
+    union {
+        struct meta_register_broker reg;     /* REGISTER_BROKER */
+        struct meta_broker_ref fence;        /* FENCE_BROKER, UNFENCE_BROKER */
+        struct meta_create_topic topic;      /* CREATE_TOPIC */
+        struct meta_topic_config config;     /* TOPIC_CONFIG */
+        int64_t remove_topic_id;             /* REMOVE_TOPIC */
+        struct meta_partition_rec part;      /* PARTITION */
+        struct meta_partition_change change; /* PARTITION_CHANGE */
+        int64_t next_producer_id; /* PRODUCER_IDS: ids below are taken */
+    } u;
+};
+
+/* Upper-case name of a record type ("PARTITION_CHANGE"), "UNKNOWN" else. */
+const char *meta_record_type_name(int type);
+
+/* Check a record against the rules the decoder enforces (ranges, string
+ * lengths and characters, distinct ids, ISR within replicas for PARTITION).
+ * Rules that need the image are meta_image_apply's.
+ * Errors: WEIR_ECORRUPT with a message naming the field. */
+WEIR_MUST_CHECK int meta_record_check(const struct meta_record *rec,
+                                      struct err_detail *ed);
+
+/* Append the encoding of rec to b:
+ *   u8 type | u8 version (0) | u32be body length | body
+ * Fields are big-endian; strings are u16be length + bytes; id lists are
+ * u8 count + i32be ids. Nothing is written unless meta_record_check passes.
+ * Errors: WEIR_EINVALID_ARGUMENT (check failed), WEIR_ENOMEM. */
+WEIR_MUST_CHECK int meta_record_encode(const struct meta_record *rec,
+                                       struct weir_buf *b,
+                                       struct err_detail *ed);
+
+/* Decode one record at the cursor (untrusted bytes) and move past it.
+ * out's strings point into the cursor's memory. On error out and the
+ * cursor position are unspecified.
+ * Errors: WEIR_ECORRUPT (truncated, unknown type or version, body length
+ * that disagrees with the fields, any meta_record_check failure). */
+WEIR_MUST_CHECK int meta_record_decode(struct weir_cursor *c,
+                                       struct meta_record *out,
+                                       struct err_detail *ed);
+
+/* True if the two records are field-for-field equal (strings by content). */
+bool meta_record_equal(const struct meta_record *a,
+                       const struct meta_record *b);
+
+/* True if id is one of ids. */
+bool meta_ids_has(const struct meta_ids *ids, int32_t id);
+
+#endif /* CONTROLLER_META_META_RECORD_H */

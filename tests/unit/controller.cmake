@@ -1,0 +1,24 @@
+# Controller core unit tests (controller/meta, controller/elect): cmocka,
+# labelled unit, on a fake clock. test_ctl_fixture.c drives a core and keeps
+# the metadata log it writes, for replay checks.
+# Included from tests/CMakeLists.txt, so paths are relative to tests/.
+set(CTL_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/unit)
+
+foreach(t record image snapshot)
+  weir_unit_test(test_meta_${t}
+    SOURCES ${CTL_TEST_DIR}/test_meta_${t}.c
+    LIBS weir_controller_core)
+endforeach()
+
+foreach(t broker elect topic isr restore)
+  weir_unit_test(test_ctl_${t}
+    SOURCES ${CTL_TEST_DIR}/test_ctl_${t}.c
+            ${CTL_TEST_DIR}/test_ctl_fixture.c
+            ${CMAKE_CURRENT_SOURCE_DIR}/lib/fake_clock.c
+    LIBS weir_controller_core)
+endforeach()
+
+# The seeded random simulation drives the core directly (no fixture).
+weir_unit_test(test_ctl_sim
+  SOURCES ${CTL_TEST_DIR}/test_ctl_sim.c
+  LIBS weir_controller_core)

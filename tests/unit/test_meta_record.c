@@ -1,0 +1,557 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Metadata record codec: every type round-trips byte for byte, the layout
+ * matches the documented one, and the decoder refuses every malformed
+ * input (truncation anywhere, bad header, body length disagreeing with the
+ * fields, counts past the limit or the bytes left, and each field rule)
+ * with WEIR_ECORRUPT, without reading past its input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "controller/meta/meta_record.h"
+
+#define STR(s) ((struct meta_str){(s), sizeof(s) - 1})
+
+static struct meta_record rec_register(void)
+{
+    struct meta_record r;
+
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_REGISTER_BROKER;
+    r.u.reg.id = 1;
+    r.u.reg.epoch = 2;
+    r.u.reg.host = STR("h");
+    r.u.reg.port = 9092;
+    r.u.reg.rack = STR("r");
+    return r;
+}
+
+static struct meta_record rec_partition(void)
+{
+    struct meta_record r;
+
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_PARTITION;
+    r.u.part.topic_id = 7;
+    r.u.part.partition = 3;
+    r.u.part.replicas.n = 3;
+    r.u.part.replicas.ids[0] = 2;
+    r.u.part.replicas.ids[1] = 0;
+    r.u.part.replicas.ids[2] = 1;
+    r.u.part.isr.n = 2;
+    r.u.part.isr.ids[0] = 2;
+    r.u.part.isr.ids[1] = 1;
+    r.u.part.leader = 2;
+    r.u.part.leader_epoch = 4;
+    r.u.part.partition_epoch = 9;
+    r.u.part.flags = META_PART_UNCLEAN;
+    return r;
+}
+
+static struct meta_record rec_change(void)
+{
+    struct meta_record r;
+
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_PARTITION_CHANGE;
+    r.u.change.topic_id = 7;
+    r.u.change.partition = 0;
+    r.u.change.isr.n = 1;
+    r.u.change.isr.ids[0] = 5;
+    r.u.change.leader = -1;
+    r.u.change.leader_epoch = 1;
+    r.u.change.partition_epoch = 2;
+    return r;
+}
+
+/* One valid record of every type. */
+static size_t all_records(struct meta_record *out)
+{
+    size_t n = 0;
+
+    out[n++] = rec_register();
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_FENCE_BROKER;
+    out[n].u.fence.id = 1;
+    out[n++].u.fence.epoch = 2;
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_UNFENCE_BROKER;
+    out[n].u.fence.id = 0;
+    out[n++].u.fence.epoch = 0;
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_CREATE_TOPIC;
+    out[n].u.topic.topic_id = 7;
+    out[n++].u.topic.name = STR("orders.v2");
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_TOPIC_CONFIG;
+    out[n].u.config.topic_id = 7;
+    out[n].u.config.key = STR("min.insync.replicas");
+    out[n++].u.config.value = STR("2");
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_TOPIC_CONFIG;
+    out[n].u.config.topic_id = 7;
+    out[n].u.config.key = STR("note");
+    out[n++].u.config.value = STR(""); /* empty values are allowed */
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_REMOVE_TOPIC;
+    out[n++].u.remove_topic_id = 7;
+    out[n++] = rec_partition();
+    out[n++] = rec_change();
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_PRODUCER_IDS;
+    out[n++].u.next_producer_id = 1000;
+    return n;
+}
+
+static void encode_ok(const struct meta_record *r, struct weir_buf *b)
+{
+    struct err_detail ed;
+
+    if (meta_record_encode(r, b, &ed) != 0) {
+        fail_msg("encode: %s", ed.msg);
+    }
+}
+
+/* Decode from an exactly-sized heap copy, so ASan sees any overread. */
+static int decode_exact(const uint8_t *p,
+                        size_t len,
+                        struct meta_record *out,
+                        size_t *used)
+{
+    uint8_t *copy = malloc(len > 0 ? len : 1);
+    struct weir_cursor c;
+    struct err_detail ed;
+    int rv;
+
+    assert_non_null(copy);
+    memcpy(copy, p, len);
+    cur_init(&c, copy, len);
+    rv = meta_record_decode(&c, out, &ed);
+    if (rv != 0) {
+        assert_int_equal(rv, WEIR_ECORRUPT);
+        assert_int_equal(ed.code, WEIR_ECORRUPT);
+        assert_true(strlen(ed.msg) > 0);
+    }
+    if (used != NULL) {
+        *used = c.pos;
+    }
+    free(copy); /* out's strings pointed into copy: callers use rv only */
+    return rv;
+}
+
+static void test_every_type_round_trips(void **state)
+{
+    struct meta_record recs[16];
+    size_t n = all_records(recs);
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < n; i++) {
+        struct weir_buf a;
+        struct weir_buf again;
+        struct meta_record back;
+        struct weir_cursor c;
+        struct err_detail ed;
+
+        buf_init(&a);
+        buf_init(&again);
+        encode_ok(&recs[i], &a);
+        cur_init(&c, a.data, a.len);
+        assert_int_equal(meta_record_decode(&c, &back, &ed), 0);
+        assert_int_equal(c.pos, a.len);
+        assert_true(meta_record_equal(&recs[i], &back));
+        encode_ok(&back, &again);
+        assert_int_equal(again.len, a.len);
+        assert_memory_equal(again.data, a.data, a.len);
+        buf_fini(&a);
+        buf_fini(&again);
+    }
+}
+
+static void test_stream_of_records_decodes_in_order(void **state)
+{
+    struct meta_record recs[16];
+    size_t n = all_records(recs);
+    struct meta_record back;
+    struct weir_cursor c;
+    struct weir_buf b;
+    size_t i;
+
+    (void)state;
+    buf_init(&b);
+    for (i = 0; i < n; i++) {
+        encode_ok(&recs[i], &b);
+    }
+    cur_init(&c, b.data, b.len);
+    for (i = 0; i < n; i++) {
+        assert_int_equal(meta_record_decode(&c, &back, NULL), 0);
+        assert_true(meta_record_equal(&recs[i], &back));
+    }
+    assert_int_equal(cur_remaining(&c), 0);
+    buf_fini(&b);
+}
+
+static void test_layout_is_as_documented(void **state)
+{
+    static const uint8_t want[] = {
+        0x01, 0x00, 0x00, 0x00, 0x00, 0x14,             /* type, v0, len 20 */
+        0x00, 0x00, 0x00, 0x01,                         /* id 1 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, /* epoch 2 */
+        0x00, 0x01, 'h',                                /* host */
+        0x23, 0x84,                                     /* port 9092 */
+        0x00, 0x01, 'r'};                               /* rack */
+    struct meta_record r = rec_register();
+    struct weir_buf b;
+
+    (void)state;
+    buf_init(&b);
+    encode_ok(&r, &b);
+    assert_int_equal(b.len, sizeof(want));
+    assert_memory_equal(b.data, want, sizeof(want));
+    buf_fini(&b);
+}
+
+static void test_truncation_anywhere_is_corrupt(void **state)
+{
+    struct meta_record recs[16];
+    size_t n = all_records(recs);
+    struct meta_record back;
+    size_t i;
+    size_t cut;
+
+    (void)state;
+    for (i = 0; i < n; i++) {
+        struct weir_buf b;
+        buf_init(&b);
+        encode_ok(&recs[i], &b);
+        for (cut = 0; cut < b.len; cut++) {
+            assert_int_equal(decode_exact(b.data, cut, &back, NULL),
+                             WEIR_ECORRUPT);
+        }
+        assert_int_equal(decode_exact(b.data, b.len, &back, NULL), 0);
+        buf_fini(&b);
+    }
+}
+
+static void test_bad_header_is_corrupt(void **state)
+{
+    struct meta_record r = rec_register();
+    struct meta_record back;
+    struct weir_buf b;
+    static const uint8_t bad_types[] = {0, 10, 0x7f, 0xff};
+    size_t i;
+
+    (void)state;
+    buf_init(&b);
+    encode_ok(&r, &b);
+    for (i = 0; i < sizeof(bad_types); i++) {
+        b.data[0] = bad_types[i];
+        assert_int_equal(decode_exact(b.data, b.len, &back, NULL),
+                         WEIR_ECORRUPT);
+    }
+    b.data[0] = META_RECORD_REGISTER_BROKER;
+    b.data[1] = 1; /* version */
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    b.data[1] = 0;
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), 0);
+    buf_fini(&b);
+}
+
+static void test_body_length_must_match_fields(void **state)
+{
+    struct meta_record r = rec_register();
+    struct meta_record back;
+    struct weir_buf b;
+    size_t used;
+
+    (void)state;
+    buf_init(&b);
+    encode_ok(&r, &b);
+    /* claims more than there is */
+    wire_put_u32be(b.data + 2, 21);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    wire_put_u32be(b.data + 2, UINT32_MAX);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    /* fields run past the claimed body */
+    wire_put_u32be(b.data + 2, 19);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    /* a byte inside the body that no field reads */
+    buf_put_u8(&b, 0);
+    wire_put_u32be(b.data + 2, 21);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    /* the same byte after the record belongs to the next one */
+    wire_put_u32be(b.data + 2, 20);
+    assert_int_equal(decode_exact(b.data, b.len, &back, &used), 0);
+    assert_int_equal(used, b.len - 1);
+    buf_fini(&b);
+}
+
+/* Offset of the replica count in an encoded PARTITION record. */
+#define PART_REPLICAS_AT (6 + 8 + 4)
+
+static void test_id_counts_are_bounded(void **state)
+{
+    struct meta_record r = rec_partition();
+    struct meta_record back;
+    struct weir_buf b;
+
+    (void)state;
+    buf_init(&b);
+    encode_ok(&r, &b);
+    b.data[PART_REPLICAS_AT] = META_MAX_REPLICAS + 1; /* over the limit */
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    b.data[PART_REPLICAS_AT] = 0xff;
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    b.data[PART_REPLICAS_AT] = META_MAX_REPLICAS; /* more than remain */
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    b.data[PART_REPLICAS_AT] = 0; /* empty replica list */
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    b.data[PART_REPLICAS_AT] = 3;
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), 0);
+    /* a string length past the end */
+    buf_reset(&b);
+    r = rec_register();
+    encode_ok(&r, &b);
+    wire_put_u16be(b.data + 18, 0xffff);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    buf_fini(&b);
+}
+
+/* A field rule broken in the bytes is caught by the decoder, and the
+ * encoder refuses to write the same record. */
+static void test_decoder_runs_field_checks(void **state)
+{
+    struct meta_record r = rec_register();
+    struct meta_record back;
+    struct err_detail ed;
+    struct weir_buf b;
+
+    (void)state;
+    buf_init(&b);
+    encode_ok(&r, &b);
+    wire_put_u16be(b.data + 21, 0); /* port 0 */
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    b.data[20] = ' '; /* host with a space */
+    wire_put_u16be(b.data + 21, 9092);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    buf_reset(&b);
+    r.u.reg.port = 0;
+    assert_int_equal(meta_record_encode(&r, &b, &ed), WEIR_EINVALID_ARGUMENT);
+    assert_int_equal(b.len, 0);
+    buf_fini(&b);
+}
+
+static void expect_refused(const struct meta_record *r, const char *what)
+{
+    struct err_detail ed;
+    struct weir_buf b;
+
+    if (meta_record_check(r, &ed) != WEIR_ECORRUPT) {
+        fail_msg("check accepted: %s", what);
+    }
+    buf_init(&b);
+    assert_int_equal(meta_record_encode(r, &b, NULL), WEIR_EINVALID_ARGUMENT);
+    assert_int_equal(b.len, 0);
+    buf_fini(&b);
+}
+
+static void test_broker_field_rules(void **state)
+{
+    char long_rack[META_MAX_RACK_BYTES + 1];
+    char long_host[META_MAX_HOST_BYTES + 1];
+    struct meta_record r;
+
+    (void)state;
+    memset(long_rack, 'r', sizeof(long_rack));
+    memset(long_host, 'h', sizeof(long_host));
+    r = rec_register();
+    r.u.reg.id = -1;
+    expect_refused(&r, "negative id");
+    r = rec_register();
+    r.u.reg.epoch = -1;
+    expect_refused(&r, "negative epoch");
+    r = rec_register();
+    r.u.reg.host = STR("");
+    expect_refused(&r, "empty host");
+    r.u.reg.host = STR("a\nb");
+    expect_refused(&r, "control character in host");
+    r.u.reg.host = STR("h\x80");
+    expect_refused(&r, "non-ASCII host");
+    r.u.reg.host = (struct meta_str){long_host, sizeof(long_host)};
+    expect_refused(&r, "host too long");
+    r.u.reg.host = (struct meta_str){long_host, sizeof(long_host) - 1};
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r.u.reg.rack = (struct meta_str){long_rack, sizeof(long_rack)};
+    expect_refused(&r, "rack too long");
+    r.u.reg.rack = STR("");
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r.u.reg.port = 0;
+    expect_refused(&r, "port 0");
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_FENCE_BROKER;
+    r.u.fence.id = -5;
+    expect_refused(&r, "fence negative id");
+    r.type = META_RECORD_UNFENCE_BROKER;
+    r.u.fence.id = 1;
+    r.u.fence.epoch = -1;
+    expect_refused(&r, "unfence negative epoch");
+}
+
+static void test_topic_field_rules(void **state)
+{
+    char long_name[251];
+    char long_value[META_MAX_VALUE_BYTES + 1];
+    struct meta_record r;
+
+    (void)state;
+    memset(long_name, 'n', sizeof(long_name));
+    memset(long_value, 'v', sizeof(long_value));
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_CREATE_TOPIC;
+    r.u.topic.name = STR("..");
+    expect_refused(&r, "name ..");
+    r.u.topic.name = STR("a/b");
+    expect_refused(&r, "name with slash");
+    r.u.topic.name = STR("");
+    expect_refused(&r, "empty name");
+    r.u.topic.name = (struct meta_str){long_name, 250};
+    expect_refused(&r, "name of 250");
+    r.u.topic.name = (struct meta_str){long_name, 249};
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r.u.topic.topic_id = -1;
+    expect_refused(&r, "negative topic id");
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_TOPIC_CONFIG;
+    r.u.config.key = STR("");
+    expect_refused(&r, "empty key");
+    r.u.config.key = STR("a key");
+    expect_refused(&r, "key with a space");
+    r.u.config.key = STR("k");
+    r.u.config.value = (struct meta_str){long_value, sizeof(long_value)};
+    expect_refused(&r, "value too long");
+    r.u.config.value = STR("a\tb");
+    expect_refused(&r, "tab in value");
+    r.u.config.value = STR("with spaces");
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_REMOVE_TOPIC;
+    r.u.remove_topic_id = -3;
+    expect_refused(&r, "remove negative id");
+    r.type = META_RECORD_PRODUCER_IDS;
+    r.u.next_producer_id = 0;
+    expect_refused(&r, "next producer id 0");
+    r.u.next_producer_id = -1;
+    expect_refused(&r, "negative next producer id");
+    r.type = (enum meta_record_type)42;
+    expect_refused(&r, "unknown type");
+}
+
+static void test_partition_field_rules(void **state)
+{
+    struct meta_record r;
+
+    (void)state;
+    r = rec_partition();
+    r.u.part.partition = -1;
+    expect_refused(&r, "partition -1");
+    r.u.part.partition = META_MAX_PARTITIONS;
+    expect_refused(&r, "partition past the limit");
+    r = rec_partition();
+    r.u.part.replicas.ids[1] = 2;
+    expect_refused(&r, "duplicate replica");
+    r = rec_partition();
+    r.u.part.replicas.ids[1] = -4;
+    expect_refused(&r, "negative replica");
+    r = rec_partition();
+    r.u.part.isr.ids[1] = 9;
+    expect_refused(&r, "ISR member not a replica");
+    r = rec_partition();
+    r.u.part.isr.n = 0;
+    expect_refused(&r, "empty ISR");
+    r = rec_partition();
+    r.u.part.leader = 0; /* a replica but not in the ISR */
+    expect_refused(&r, "leader outside the ISR");
+    r.u.part.leader = -2;
+    expect_refused(&r, "leader -2");
+    r = rec_partition();
+    r.u.part.leader_epoch = -1;
+    expect_refused(&r, "negative leader epoch");
+    r = rec_partition();
+    r.u.part.partition_epoch = -1;
+    expect_refused(&r, "negative partition epoch");
+    r = rec_partition();
+    r.u.part.flags = 0x02;
+    expect_refused(&r, "unknown flag");
+    r = rec_partition();
+    r.u.part.replicas.n = META_MAX_REPLICAS + 1;
+    expect_refused(&r, "too many replicas");
+    r = rec_change();
+    r.u.change.isr.ids[0] = 5;
+    r.u.change.leader = 6;
+    expect_refused(&r, "change: leader outside the ISR");
+    r = rec_change();
+    r.u.change.isr.n = 2;
+    r.u.change.isr.ids[1] = 5;
+    expect_refused(&r, "change: duplicate ISR member");
+    r = rec_change();
+    r.u.change.topic_id = -1;
+    expect_refused(&r, "change: negative topic id");
+}
+
+static void test_type_names(void **state)
+{
+    (void)state;
+    assert_string_equal(meta_record_type_name(META_RECORD_PARTITION_CHANGE),
+                        "PARTITION_CHANGE");
+    assert_string_equal(meta_record_type_name(META_RECORD_REGISTER_BROKER),
+                        "REGISTER_BROKER");
+    assert_string_equal(meta_record_type_name(0), "UNKNOWN");
+    assert_string_equal(meta_record_type_name(10), "UNKNOWN");
+    assert_string_equal(meta_record_type_name(-1), "UNKNOWN");
+}
+
+static void test_equality_looks_at_every_field(void **state)
+{
+    struct meta_record a = rec_partition();
+    struct meta_record b = rec_partition();
+
+    (void)state;
+    b.u.part.replicas.ids[META_MAX_REPLICAS - 1] = 99; /* beyond n: ignored */
+    assert_true(meta_record_equal(&a, &b));
+    b.u.part.isr.ids[1] = 0;
+    assert_false(meta_record_equal(&a, &b));
+    b = rec_partition();
+    b.u.part.flags = 0;
+    assert_false(meta_record_equal(&a, &b));
+    a = rec_register();
+    b = rec_register();
+    b.u.reg.rack = STR("s");
+    assert_false(meta_record_equal(&a, &b));
+    b = rec_change();
+    assert_false(meta_record_equal(&a, &b));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_type_round_trips),
+        cmocka_unit_test(test_stream_of_records_decodes_in_order),
+        cmocka_unit_test(test_layout_is_as_documented),
+        cmocka_unit_test(test_truncation_anywhere_is_corrupt),
+        cmocka_unit_test(test_bad_header_is_corrupt),
+        cmocka_unit_test(test_body_length_must_match_fields),
+        cmocka_unit_test(test_id_counts_are_bounded),
+        cmocka_unit_test(test_decoder_runs_field_checks),
+        cmocka_unit_test(test_broker_field_rules),
+        cmocka_unit_test(test_topic_field_rules),
+        cmocka_unit_test(test_partition_field_rules),
+        cmocka_unit_test(test_type_names),
+        cmocka_unit_test(test_equality_looks_at_every_field),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Metadata snapshots: the image rebuilt from a snapshot equals the image
+ * rebuilt from the full log, at any point of the log and after more
+ * records; damaged snapshots are refused with WEIR_ECORRUPT. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "common/crc32c.h"
+#include "common/mem.h"
+#include "controller/meta/meta_snapshot.h"
+
+#define STR(s) ((struct meta_str){(s), strlen(s)})
+
+/* A log of n records: brokers 0..3 (rack "r<id % 2>"), broker 3 left
+ * fenced, topics with configs and partitions, ISR and leader changes, a
+ * removed topic, producer ids. Written out longhand so every record type
+ * appears in a known order. */
+static size_t sample_log(struct meta_record *out)
+{
+    static const char *const racks[] = {"r0", "r1"};
+    static const char *const hosts[] = {"b0", "b1", "b2", "b3"};
+    size_t n = 0;
+    int32_t b;
+
+    memset(out, 0, 40 * sizeof(*out));
+    for (b = 0; b < 4; b++) {
+        out[n].type = META_RECORD_REGISTER_BROKER;
+        out[n].u.reg.id = b;
+        out[n].u.reg.epoch = (int64_t)n;
+        out[n].u.reg.host = STR(hosts[b]);
+        out[n].u.reg.port = (uint16_t)(9000 + b);
+        out[n++].u.reg.rack = STR(racks[b % 2]);
+    }
+    for (b = 0; b < 3; b++) {
+        out[n].type = META_RECORD_UNFENCE_BROKER;
+        out[n].u.fence.id = b;
+        out[n++].u.fence.epoch = b;
+    }
+    out[n].type = META_RECORD_CREATE_TOPIC; /* offset 7 */
+    out[n].u.topic.topic_id = 7;
+    out[n++].u.topic.name = STR("gone");
+    out[n].type = META_RECORD_CREATE_TOPIC; /* offset 8 */
+    out[n].u.topic.topic_id = 8;
+    out[n++].u.topic.name = STR("orders");
+    out[n].type = META_RECORD_TOPIC_CONFIG;
+    out[n].u.config.topic_id = 8;
+    out[n].u.config.key = STR("min.insync.replicas");
+    out[n++].u.config.value = STR("2");
+    for (b = 0; b < 3; b++) {
+        struct meta_partition_rec *p = &out[n].u.part;
+        out[n++].type = META_RECORD_PARTITION;
+        p->topic_id = 8;
+        p->partition = b;
+        p->replicas.n = 3;
+        p->replicas.ids[0] = b;
+        p->replicas.ids[1] = (b + 1) % 3;
+        p->replicas.ids[2] = (b + 2) % 3;
+        p->isr = p->replicas;
+        p->leader = b;
+    }
+    out[n].type = META_RECORD_PARTITION_CHANGE; /* 0 leaves partition 0 */
+    out[n].u.change.topic_id = 8;
+    out[n].u.change.isr.n = 2;
+    out[n].u.change.isr.ids[0] = 1;
+    out[n].u.change.isr.ids[1] = 2;
+    out[n].u.change.leader = 1;
+    out[n].u.change.leader_epoch = 1;
+    out[n++].u.change.partition_epoch = 1;
+    out[n].type = META_RECORD_PRODUCER_IDS;
+    out[n++].u.next_producer_id = 5000;
+    out[n].type = META_RECORD_REMOVE_TOPIC;
+    out[n++].u.remove_topic_id = 7;
+    out[n].type = META_RECORD_FENCE_BROKER;
+    out[n].u.fence.id = 0;
+    out[n++].u.fence.epoch = 0;
+    out[n].type = META_RECORD_PARTITION_CHANGE; /* 2 leads 2, ISR 2 */
+    out[n].u.change.topic_id = 8;
+    out[n].u.change.partition = 2;
+    out[n].u.change.isr.n = 1;
+    out[n].u.change.isr.ids[0] = 2;
+    out[n].u.change.leader = 2;
+    out[n++].u.change.partition_epoch = 1;
+    return n;
+}
+
+static struct meta_image *replay(const struct meta_record *recs, size_t n)
+{
+    struct meta_image *img;
+    struct err_detail ed;
+    size_t i;
+
+    assert_int_equal(meta_image_new(&img), 0);
+    for (i = 0; i < n; i++) {
+        if (meta_image_apply(img, &recs[i], &ed) != 0) {
+            fail_msg("record %zu: %s", i, ed.msg);
+        }
+    }
+    return img;
+}
+
+static struct meta_image *through_snapshot(const struct meta_image *img)
+{
+    struct meta_image *back;
+    struct err_detail ed;
+    struct weir_buf b;
+
+    buf_init(&b);
+    assert_int_equal(meta_snapshot_encode(img, &b, &ed), 0);
+    if (meta_snapshot_decode(b.data, b.len, &back, &ed) != 0) {
+        fail_msg("decode: %s", ed.msg);
+    }
+    buf_fini(&b);
+    return back;
+}
+
+/* At every prefix of the log: snapshot then the rest == the whole log. */
+static void test_snapshot_then_rest_equals_full_log(void **state)
+{
+    struct meta_record recs[40];
+    size_t n = sample_log(recs);
+    struct meta_image *full = replay(recs, n);
+    size_t cut;
+    size_t i;
+
+    (void)state;
+    for (cut = 0; cut <= n; cut++) {
+        struct meta_image *head = replay(recs, cut);
+        struct meta_image *img = through_snapshot(head);
+        assert_true(meta_image_equal(img, head));
+        assert_int_equal(meta_image_check(img, NULL), 0);
+        for (i = cut; i < n; i++) {
+            assert_int_equal(meta_image_apply(img, &recs[i], NULL), 0);
+        }
+        assert_true(meta_image_equal(img, full));
+        meta_image_free(img);
+        meta_image_free(head);
+    }
+    meta_image_free(full);
+}
+
+static int count_types(void *ctx, const struct meta_record *rec)
+{
+    uint32_t *seen = ctx;
+
+    seen[rec->type]++;
+    return 0;
+}
+
+static int stop_at_third(void *ctx, const struct meta_record *rec)
+{
+    int *calls = ctx;
+
+    (void)rec;
+    return ++*calls == 3 ? 77 : 0;
+}
+
+static void test_walk_lists_the_rebuilding_records(void **state)
+{
+    struct meta_record recs[40];
+    size_t n = sample_log(recs);
+    struct meta_image *img = replay(recs, n);
+    uint32_t seen[16] = {0};
+    int calls = 0;
+
+    (void)state;
+    assert_int_equal(meta_snapshot_walk(img, count_types, seen), 0);
+    assert_int_equal(seen[META_RECORD_REGISTER_BROKER], 4);
+    assert_int_equal(seen[META_RECORD_UNFENCE_BROKER], 2); /* 0 was fenced */
+    assert_int_equal(seen[META_RECORD_FENCE_BROKER], 0);
+    assert_int_equal(seen[META_RECORD_CREATE_TOPIC], 1); /* one removed */
+    assert_int_equal(seen[META_RECORD_TOPIC_CONFIG], 1);
+    assert_int_equal(seen[META_RECORD_PARTITION], 3);
+    assert_int_equal(seen[META_RECORD_PARTITION_CHANGE], 0);
+    assert_int_equal(seen[META_RECORD_PRODUCER_IDS], 1);
+    assert_int_equal(meta_snapshot_walk(img, stop_at_third, &calls), 77);
+    assert_int_equal(calls, 3);
+    meta_image_free(img);
+}
+
+static void test_empty_image_round_trips(void **state)
+{
+    struct meta_image *img;
+    struct meta_image *back;
+
+    (void)state;
+    assert_int_equal(meta_image_new(&img), 0);
+    back = through_snapshot(img);
+    assert_true(meta_image_equal(img, back));
+    assert_int_equal(meta_image_end_offset(back), 0);
+    meta_image_free(img);
+    meta_image_free(back);
+}
+
+static void fix_crc(struct weir_buf *b)
+{
+    wire_put_u32be(b->data + b->len - 4, crc32c(b->data, b->len - 4));
+}
+
+static int decode_bytes(const uint8_t *p, size_t len)
+{
+    uint8_t *copy = malloc(len > 0 ? len : 1);
+    struct meta_image *img = (struct meta_image *)1;
+    struct err_detail ed;
+    int rv;
+
+    assert_non_null(copy);
+    memcpy(copy, p, len);
+    rv = meta_snapshot_decode(copy, len, &img, &ed);
+    if (rv == 0) {
+        meta_image_free(img);
+    } else {
+        assert_null(img);
+        assert_int_equal(ed.code, rv);
+    }
+    free(copy);
+    return rv;
+}
+
+static void encode_sample(struct weir_buf *b)
+{
+    struct meta_record recs[40];
+    size_t n = sample_log(recs);
+    struct meta_image *img = replay(recs, n);
+
+    buf_init(b);
+    assert_int_equal(meta_snapshot_encode(img, b, NULL), 0);
+    meta_image_free(img);
+}
+
+static void test_damaged_snapshots_are_refused(void **state)
+{
+    struct weir_buf b;
+    size_t len;
+
+    (void)state;
+    encode_sample(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), 0);
+    b.data[30] ^= 0x01; /* any flipped bit: CRC */
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    b.data[30] ^= 0x01;
+    b.data[0] = 'X'; /* magic */
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    b.data[0] = 0x57;
+    b.data[4] = 1; /* version */
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    b.data[4] = 0;
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), 0);
+    /* every truncation, with a valid CRC over what is left */
+    len = b.len;
+    for (b.len = 0; b.len < len; b.len++) {
+        if (b.len >= 4) {
+            fix_crc(&b);
+        }
+        assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    }
+    buf_fini(&b);
+}
+
+/* Header field offsets: magic 0, version 4, end offset 5, count 13. */
+static void test_header_counts_are_checked(void **state)
+{
+    struct weir_buf b;
+    uint32_t count;
+    uint64_t end;
+
+    (void)state;
+    encode_sample(&b);
+    count = wire_get_u32be(b.data + 13);
+    end = wire_get_u64be(b.data + 5);
+    assert_int_equal(end, 18);
+    wire_put_u32be(b.data + 13, count + 1); /* a record too many */
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    wire_put_u32be(b.data + 13, count - 1); /* trailing bytes */
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    wire_put_u32be(b.data + 13, UINT32_MAX);
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    wire_put_u32be(b.data + 13, count);
+    wire_put_u64be(b.data + 5, count - 1); /* fewer offsets than records */
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    wire_put_u64be(b.data + 5, (uint64_t)INT64_MAX + 1);
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    wire_put_u64be(b.data + 5, end);
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), 0);
+    buf_fini(&b);
+}
+
+/* Records that decode but do not apply: the same broker twice. */
+static void test_records_must_apply(void **state)
+{
+    struct meta_record rec;
+    struct weir_buf b;
+
+    (void)state;
+    memset(&rec, 0, sizeof(rec));
+    rec.type = META_RECORD_REGISTER_BROKER;
+    rec.u.reg.id = 1;
+    rec.u.reg.host = STR("h");
+    rec.u.reg.port = 1;
+    rec.u.reg.rack = STR("");
+    buf_init(&b);
+    buf_put_u32be(&b, META_SNAPSHOT_MAGIC);
+    buf_put_u8(&b, META_SNAPSHOT_VERSION);
+    buf_put_u64be(&b, 10);
+    buf_put_u32be(&b, 2);
+    assert_int_equal(meta_record_encode(&rec, &b, NULL), 0);
+    assert_int_equal(meta_record_encode(&rec, &b, NULL), 0);
+    buf_put_u32be(&b, 0);
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    wire_put_u32be(b.data + 13, 1); /* one record, then garbage */
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    /* one record, and an epoch that is not below the end offset */
+    b.len = META_SNAPSHOT_HEAD_BYTES;
+    rec.u.reg.epoch = 3;
+    assert_int_equal(meta_record_encode(&rec, &b, NULL), 0);
+    buf_put_u32be(&b, 0);
+    wire_put_u64be(b.data + 5, 3);
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    wire_put_u64be(b.data + 5, 4);
+    fix_crc(&b);
+    assert_int_equal(decode_bytes(b.data, b.len), 0);
+    buf_fini(&b);
+}
+
+static void test_encode_and_decode_survive_failed_allocations(void **state)
+{
+    struct meta_record recs[40];
+    size_t n = sample_log(recs);
+    struct meta_image *img = replay(recs, n);
+    struct meta_image *back;
+    struct weir_buf b;
+    struct weir_buf good;
+    unsigned long k;
+    int rv;
+
+    (void)state;
+    buf_init(&good);
+    assert_int_equal(meta_snapshot_encode(img, &good, NULL), 0);
+    for (k = 1;; k++) {
+        buf_init(&b);
+        mem_fault_set(k, 0);
+        rv = meta_snapshot_encode(img, &b, NULL);
+        mem_fault_set(0, 0);
+        if (rv == 0) {
+            assert_int_equal(b.len, good.len);
+            assert_memory_equal(b.data, good.data, b.len);
+            buf_fini(&b);
+            break;
+        }
+        assert_int_equal(rv, WEIR_ENOMEM);
+        buf_fini(&b);
+    }
+    for (k = 1;; k++) {
+        mem_fault_set(k, 0);
+        rv = meta_snapshot_decode(good.data, good.len, &back, NULL);
+        mem_fault_set(0, 0);
+        if (rv == 0) {
+            assert_true(meta_image_equal(back, img));
+            meta_image_free(back);
+            break;
+        }
+        assert_int_equal(rv, WEIR_ENOMEM);
+        assert_null(back);
+    }
+    buf_fini(&good);
+    meta_image_free(img);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_snapshot_then_rest_equals_full_log),
+        cmocka_unit_test(test_walk_lists_the_rebuilding_records),
+        cmocka_unit_test(test_empty_image_round_trips),
+        cmocka_unit_test(test_damaged_snapshots_are_refused),
+        cmocka_unit_test(test_header_counts_are_checked),
+        cmocka_unit_test(test_records_must_apply),
+        cmocka_unit_test(test_encode_and_decode_survive_failed_allocations),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
