@@ -242,7 +242,7 @@ int meta_snapshot_decode(const void *p,
 {
     struct meta_image *img = NULL;
     struct weir_cursor c;
-    int64_t end_offset;
+    int64_t end_offset = 0;
     uint32_t count;
     int rv;
 
