@@ -25,6 +25,7 @@
  * a client that does not read its responses cannot make the broker buffer
  * without bound. */
 #define SRV_OUTPUT_LIMIT_BYTES (16u * 1024 * 1024)
+#define SRV_MAX_SINGLE_READ_BYTES (256 * 1024)
 
 struct srv_conn {
     struct srv *srv;
@@ -443,6 +444,9 @@ static void srv_accept_cb(struct evconnlistener *lev,
     idle.tv_sec = s->cfg.idle_timeout_ms / 1000;
     idle.tv_usec = (s->cfg.idle_timeout_ms % 1000) * 1000;
     bufferevent_set_timeouts(c->bev, &idle, NULL);
+    /* libevent reads 4 KiB per callback by default: a 1 MiB produce would
+     * take 256 wakeups */
+    (void)bufferevent_set_max_single_read(c->bev, SRV_MAX_SINGLE_READ_BYTES);
     (void)bufferevent_enable(c->bev, EV_READ | EV_WRITE);
     trace_debug("net", "event=conn_open peer=%s", c->peer);
 }
