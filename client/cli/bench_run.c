@@ -54,7 +54,9 @@ static void bench_pace(struct weir_producer *p,
     uint64_t due = start + (uint64_t)((double)i * 1e6 / (double)o->rate);
     uint64_t now;
 
-    while (!cli_stop && (now = clock_mono_us()) < due) {
+    /* records may go up to 1 ms early, so the wait is always at least a
+     * millisecond of poll() rather than a busy loop of zero timeouts */
+    while (!cli_stop && (now = clock_mono_us()) + 1000 < due) {
         (void)weir_producer_poll(p, (int)((due - now) / 1000));
         bench_progress(s, false);
     }
