@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "broker/idem/idem_io.h"
+#include "broker/idem/idem_pid.h"
 #include "broker/storage/logmgr.h"
 #include "common/cfg.h"
 #include "common/clock.h"
@@ -42,6 +44,11 @@ struct broker_config {
     int64_t flush_messages;
     int64_t fetch_max_wait_ms;
     int64_t default_partitions;
+    int64_t producer_id_expiry_ms;
+    char *controller; /* cluster mode: controller HOST:PORT; NULL = alone */
+    char *rack;
+    int64_t heartbeat_interval_ms;
+    int64_t controlled_shutdown_timeout_ms;
 };
 
 extern const struct cfg_option broker_options[];
@@ -54,6 +61,7 @@ const char *broker_flush_policy_name(enum plog_flush_policy p);
 
 struct produce_wait; /* api/produce.c */
 struct fetch_wait;   /* api/fetch.c */
+struct cluster;      /* cluster/cluster.h */
 
 struct broker {
     struct broker_config cfg;
@@ -74,6 +82,12 @@ struct broker {
     struct produce_wait *produce_waits; /* acks waiting for an fsync */
 
     struct fetch_wait *fetch_waits; /* parked long polls */
+
+    struct idem_io *idem;          /* idempotent producer state */
+    struct idem_pid_file pid_file; /* where producer id blocks come from */
+    struct idem_pid pids;          /* InitProducerId allocator */
+
+    struct cluster *cluster; /* cluster mode only (broker/cluster/) */
 
     struct event *flush_timer;     /* flush-policy=interval */
     struct event *housekeep_timer; /* retention and age rolls */

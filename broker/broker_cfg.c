@@ -141,6 +141,32 @@ const struct cfg_option broker_options[] = {
             default_partitions,
             1,
             LOGMGR_MAX_PARTITIONS),
+    OPT_INT("producer-id-expiry-ms",
+            "86400000",
+            "forget an idempotent producer's sequence state after this "
+            "long without a batch from it (by batch timestamp)",
+            producer_id_expiry_ms,
+            1,
+            INT64_MAX),
+    OPT_STR("controller",
+            NULL,
+            "controller HOST:PORT: join that cluster (unset: run alone "
+            "with a local topic manifest)",
+            controller),
+    OPT_STR("rack", NULL, "rack of this broker, for replica placement", rack),
+    OPT_INT("heartbeat-interval-ms",
+            "500",
+            "cluster mode: heartbeat to the controller this often",
+            heartbeat_interval_ms,
+            10,
+            60000),
+    OPT_INT("controlled-shutdown-timeout-ms",
+            "5000",
+            "cluster mode: on SIGTERM, wait this long at most for the "
+            "controller to move leaderships away",
+            controlled_shutdown_timeout_ms,
+            0,
+            600000),
 };
 
 const size_t broker_options_count =

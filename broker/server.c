@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "broker/api/api.h"
+#include "broker/cluster/cluster.h"
 #include "common/frame.h"
 #include "common/mem.h"
 #include "common/net/addr.h"
@@ -58,6 +59,9 @@ static void server_dispatch(void *arg, struct srv_req *req)
         break;
     case WEIR__REQUEST__BODY_LIST_OFFSETS:
         api_list_offsets(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_INIT_PRODUCER_ID:
+        api_init_producer_id(b, req, r);
         break;
     default:
         broker_respond_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
@@ -112,6 +116,7 @@ static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
     if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock), &ed) != 0) {
         trace_error("storage", "event=housekeeping_failed msg=\"%s\"", ed.msg);
     }
+    (void)idem_io_expire(b->idem, clock_wall_ms(b->clock));
 }
 
 static void server_signal_cb(evutil_socket_t sig, short what, void *arg)
@@ -123,6 +128,10 @@ static void server_signal_cb(evutil_socket_t sig, short what, void *arg)
         return;
     }
     trace_info("broker", "event=shutdown_begin signal=%d", (int)sig);
+    /* cluster mode: leaderships move away first; the loop stops after */
+    if (b->cluster != NULL && cluster_shutdown_begin(b->cluster)) {
+        return;
+    }
     b->stopping = true;
     (void)event_base_loopexit(b->base, NULL);
 }
@@ -182,6 +191,32 @@ static int server_log_defaults(struct broker *b, struct err_detail *ed)
     return 0;
 }
 
+/* Producer ids and the producer state of every partition, rebuilt from
+ * the tails of the logs. */
+static int server_idem_open(struct broker *b, struct err_detail *ed)
+{
+    struct idem_pid_source src;
+    uint64_t start_ms = clock_now_ms(b->clock);
+    uint64_t producers;
+    int rv;
+
+    rv = idem_pid_file_open(&b->pid_file, storage_posix(), b->cfg.data_dir,
+                            idem_pid_first_for_broker(b->cfg.id), ed);
+    if (rv != 0) {
+        return rv;
+    }
+    idem_pid_file_source(&b->pid_file, &src);
+    idem_pid_init(&b->pids, &src);
+    if (idem_io_new(b->cfg.producer_id_expiry_ms, &b->idem) != 0) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
+    producers = idem_io_load_all(b->idem, b->logs, clock_wall_ms(b->clock));
+    trace_info("idem", "event=producer_state_loaded producers=%llu ms=%llu",
+               (unsigned long long)producers,
+               (unsigned long long)(clock_now_ms(b->clock) - start_ms));
+    return 0;
+}
+
 int server_open(struct broker *b, struct err_detail *ed)
 {
     struct srv_config sc;
@@ -208,6 +243,10 @@ int server_open(struct broker *b, struct err_detail *ed)
     if (rv != 0) {
         return rv;
     }
+    rv = server_idem_open(b, ed);
+    if (rv != 0) {
+        return rv;
+    }
     sc.max_frame_bytes = (uint32_t)b->cfg.max_frame_bytes;
     sc.max_header_bytes = FRAME_DEFAULT_MAX_HEADER_BYTES;
     sc.max_connections = (uint32_t)b->cfg.max_connections;
@@ -221,6 +260,12 @@ int server_open(struct broker *b, struct err_detail *ed)
     }
     if (b->adv_port == 0) {
         b->adv_port = srv_port(b->srv);
+    }
+    if (b->cfg.controller != NULL && b->cfg.controller[0] != '\0') {
+        rv = cluster_new(b, &b->cluster, ed);
+        if (rv != 0) {
+            return rv;
+        }
     }
     return server_timers(b, ed);
 }
@@ -249,6 +294,8 @@ static void server_free_event(struct event *ev)
 
 void server_close(struct broker *b)
 {
+    cluster_free(b->cluster); /* answers forwards still waiting */
+    b->cluster = NULL;
     if (b->srv != NULL) {
         srv_stop_accepting(b->srv);
     }
@@ -268,6 +315,8 @@ void server_close(struct broker *b)
         b->logs = NULL;
         trace_info("broker", "event=shutdown_complete clean=true");
     }
+    idem_io_free(b->idem);
+    b->idem = NULL;
     server_free_event(b->flush_ev);
     server_free_event(b->flush_timer);
     server_free_event(b->housekeep_timer);

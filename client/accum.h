@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client/producer_idem.h"
 #include "common/batch.h"
 #include "common/err.h"
 
@@ -42,6 +43,8 @@ struct accum_batch {
     uint32_t attempts;    /* sends so far */
     bool solo;            /* send with no other batch of its partition */
     size_t est_bytes;     /* sum of accum_record_bytes, for buffering */
+    struct producer_idem_stamp stamp; /* idempotence: kept for retries */
+    bool inflight;                    /* inside a request now */
 };
 
 struct accum_queue {
@@ -53,6 +56,7 @@ struct accum_queue {
     uint64_t next_seq;
     int last_err; /* why the last send failed (for timeouts) */
     char last_msg[256];
+    struct producer_idem_part idem; /* sequence numbers (idempotence) */
 };
 
 void accum_queue_init(struct accum_queue *q,

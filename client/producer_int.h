@@ -42,6 +42,21 @@ struct weir_producer {
     uint64_t wake_ms;              /* next timer (linger, backoff) */
     uint32_t seed;                 /* sticky partitioner start */
     struct prod_request *inflight; /* list */
+
+    /* idempotence (producer_idem.h); the id comes from InitProducerId */
+    bool idem_on;                   /* configured, and acks != 0 */
+    struct producer_idem idem;      /* the id new stamps use */
+    struct prod_pid_call *pid_call; /* InitProducerId in flight, or NULL */
+    uint64_t pid_retry_ms;          /* next InitProducerId not before */
+    int pid_err;                    /* why the last one failed, or 0 */
+    char pid_msg[256];
+    bool pid_fatal; /* the broker gives no ids: records fail with pid_err */
+};
+
+/* An InitProducerId call in flight; outlives the producer (p == NULL)
+ * until the connection calls back. */
+struct prod_pid_call {
+    struct weir_producer *p;
 };
 
 /* Report every record of a batch (err 0: offsets base_offset + i, or -1
@@ -51,6 +66,12 @@ void producer_deliver(struct weir_producer *p,
                       int err,
                       const char *msg,
                       int64_t base_offset);
+
+/* Report every queued batch of q as failed with err. */
+void producer_fail_queue(struct weir_producer *p,
+                         struct accum_queue *q,
+                         int err,
+                         const char *msg);
 
 /* Expire overdue batches, send ready ones, and set p->wake_ms. */
 void producer_pump(struct weir_producer *p);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "client/call.h"
 #include "client/producer_int.h"
 #include "common/mem.h"
 
@@ -73,14 +74,22 @@ static void producer_batch_failed(struct weir_producer *p,
     uint32_t shift = b->attempts > 1 ? b->attempts - 1 : 0;
     uint64_t backoff = (uint64_t)p->cfg.retry_backoff_ms
                        << (shift > 16 ? 16 : shift);
+    bool again;
 
     if (backoff > p->cfg.retry_backoff_max_ms) {
         backoff = p->cfg.retry_backoff_max_ms;
     }
     q->last_err = err;
     (void)snprintf(q->last_msg, sizeof(q->last_msg), "%.255s", msg);
-    if (p->cfg.acks != 0 && weir_err_retriable(err) &&
-        b->attempts <= p->cfg.retries && now + backoff < b->deadline_ms) {
+    /* the sequence bookkeeping comes first: UNKNOWN_PRODUCER_ID is
+     * retriable, but only after the stamp is replaced */
+    again = (p->idem_on && producer_idem_resequence(&p->idem, b, err)) ||
+            weir_err_retriable(err);
+    if (p->cfg.acks != 0 && again && b->attempts <= p->cfg.retries &&
+        now + backoff < b->deadline_ms) {
+        /* a stamped batch goes again on its own: its retry is then all
+         * duplicate or all new, never a mix the broker would refuse */
+        b->solo = b->solo || b->stamp.set;
         accum_requeue(q, b, now + backoff);
         if (producer_is_leader_err(err)) {
             metadata_refresh_async(p->c->md);
@@ -126,6 +135,22 @@ producer_split(struct prod_request *pr, size_t i, int err, uint64_t now)
     return true;
 }
 
+/* Written: now, or before (a retry the broker recognised; base_offset is
+ * where the first attempt went). */
+static bool producer_is_written(int code)
+{
+    return code == 0 || code == WEIR_EDUPLICATE_SEQUENCE;
+}
+
+/* Refusals that concern the sequence stamps, not any one batch's bytes:
+ * not a reason to split the payload. */
+static bool producer_is_sequence_err(const struct weir_producer *p, int code)
+{
+    return p->idem_on && (code == WEIR_EOUT_OF_ORDER_SEQUENCE ||
+                          code == WEIR_EUNKNOWN_PRODUCER_ID ||
+                          code == WEIR_EINVALID_PRODUCER_EPOCH);
+}
+
 /* Batches of one partition sit next to each other in a request, and the
  * broker writes them in order: the first gets base_offset, each next one
  * starts where the previous ended. */
@@ -149,7 +174,8 @@ static void producer_apply_results(struct weir_producer *p,
             q = b->q;
             res = producer_find_result(resp, q);
             offset = res != NULL ? res->base_offset : -1;
-            if (res != NULL && res->error_code != 0 &&
+            if (res != NULL && !producer_is_written(res->error_code) &&
+                !producer_is_sequence_err(p, res->error_code) &&
                 producer_split(pr, i, res->error_code, now)) {
                 continue;
             }
@@ -159,7 +185,7 @@ static void producer_apply_results(struct weir_producer *p,
                            "broker reply has no result for %s/%d", q->topic,
                            q->partition);
             producer_batch_failed(p, b, WEIR_EUNKNOWN, msg, now);
-        } else if (res->error_code != 0) {
+        } else if (!producer_is_written(res->error_code)) {
             producer_batch_failed(p, b, res->error_code,
                                   res->error_message[0] != '\0'
                                       ? res->error_message
@@ -193,6 +219,9 @@ static void producer_on_reply(void *arg, struct conn_reply *r)
         pr->next->prev = pr->prev;
     }
     now = client_now_ms(p->c);
+    for (i = 0; i < pr->n; i++) {
+        producer_idem_returned(pr->batches[i]);
+    }
     if (r->err != 0) {
         for (i = 0; i < pr->n; i++) {
             producer_batch_failed(p, pr->batches[i], r->err, r->err_msg, now);
@@ -304,6 +333,7 @@ static void producer_send(struct weir_producer *p, struct prod_build *bd)
         return;
     }
     for (i = 0; i < pr->n; i++) {
+        producer_idem_returned(pr->batches[i]);
         producer_batch_failed(p, pr->batches[i], ed.code, ed.msg, now);
     }
     pr->n = 0;
@@ -355,6 +385,25 @@ static void producer_note_wait(struct accum_queue *q,
     }
 }
 
+/* Idempotence lets the head batch of q go now (see producer_idem.h);
+ * when it waits for a producer id, q says so for timeout messages. */
+static bool producer_idem_gate(struct weir_producer *p,
+                               struct accum_queue *q,
+                               uint64_t now,
+                               uint64_t *wake)
+{
+    if (!p->idem_on || producer_idem_can_send(&p->idem, q)) {
+        return true;
+    }
+    if (p->idem.producer_id < 0 || p->idem.need_new_id) {
+        producer_note_wait(
+            q, p->pid_err != 0 ? p->pid_err : WEIR_ELEADER_NOT_AVAILABLE,
+            p->pid_err != 0 ? p->pid_msg : "waiting for a producer id", wake,
+            p->pid_retry_ms > now ? p->pid_retry_ms : UINT64_MAX);
+    }
+    return false;
+}
+
 /* Move the ready batches of one partition into its leader's request. */
 static void producer_drain(struct weir_producer *p,
                            struct prod_topic *t,
@@ -387,7 +436,8 @@ static void producer_drain(struct weir_producer *p,
         return;
     }
     while ((bd = producer_build_for(p, builds, nb, c)) != NULL &&
-           accum_ready(q, &p->acfg, now, p->flushing, &ignore)) {
+           accum_ready(q, &p->acfg, now, p->flushing, &ignore) &&
+           producer_idem_gate(p, q, now, wake)) {
         if (bd->pr->n > 0 &&
             (bd->pr->bytes + accum_batch_bytes(q->head) >
                  p->cfg.max_request_bytes ||
@@ -399,6 +449,10 @@ static void producer_drain(struct weir_producer *p,
         if (b == NULL) {
             return;
         }
+        if (p->idem_on && producer_idem_stamp(&p->idem, q, b) != 0) {
+            producer_batch_failed(p, b, WEIR_ENOMEM, "out of memory", now);
+            return;
+        }
         partitioner_sticky_batch_sent(&t->sticky, q->partition,
                                       t->n_partitions);
         b->attempts++;
@@ -406,8 +460,141 @@ static void producer_drain(struct weir_producer *p,
             producer_batch_failed(p, b, WEIR_ENOMEM, "out of memory", now);
             return;
         }
+        producer_idem_sent(b);
         if (b->solo) {
             return; /* nothing more of this partition in this request */
+        }
+    }
+}
+
+static void producer_pid_failed(struct weir_producer *p,
+                                int err,
+                                const char *msg,
+                                uint64_t now)
+{
+    p->pid_err = err;
+    p->pid_retry_ms = now + p->cfg.retry_backoff_ms;
+    /* a broker that cannot give ids will not start to on a retry */
+    p->pid_fatal = !weir_err_retriable(err) && weir_err_definite(err) &&
+                   !call_is_transport_err(err);
+    if (err == WEIR_EUNSUPPORTED_API) {
+        (void)snprintf(p->pid_msg, sizeof(p->pid_msg),
+                       "the broker does not support idempotent producers "
+                       "(InitProducerId): turn idempotence off "
+                       "(--no-idempotence)");
+    } else {
+        (void)snprintf(p->pid_msg, sizeof(p->pid_msg),
+                       "cannot get a producer id: %.200s", msg);
+    }
+    if (call_is_transport_err(err) || err == WEIR_ENOT_LEADER) {
+        metadata_refresh_async(p->c->md);
+    }
+}
+
+static void producer_on_pid(void *arg, struct conn_reply *r)
+{
+    struct prod_pid_call *pc = arg;
+    struct weir_producer *p = pc->p;
+    const Weir__InitProducerIdResponse *body;
+    uint64_t now;
+
+    mem_free(pc);
+    if (p == NULL) {
+        return;
+    }
+    p->pid_call = NULL;
+    now = client_now_ms(p->c);
+    if (r->err != 0) {
+        producer_pid_failed(p, r->err, r->err_msg, now);
+        return;
+    }
+    body = r->resp != NULL &&
+                   r->resp->body_case == WEIR__RESPONSE__BODY_INIT_PRODUCER_ID
+               ? r->resp->init_producer_id
+               : NULL;
+    if (body == NULL || body->producer_id < 0 || body->producer_epoch < 0 ||
+        body->producer_epoch > INT16_MAX) {
+        producer_pid_failed(p, WEIR_EMALFORMED,
+                            "the broker's InitProducerId answer is not one",
+                            now);
+        return;
+    }
+    p->idem.producer_id = body->producer_id;
+    p->idem.epoch = (int16_t)body->producer_epoch;
+    p->idem.need_new_id = false;
+    p->pid_err = 0;
+}
+
+/* Ask the leader of (topic, partition) for a producer id. */
+static void producer_pid_request(struct weir_producer *p,
+                                 const char *topic,
+                                 int32_t partition,
+                                 uint64_t now)
+{
+    Weir__Request req;
+    Weir__InitProducerIdRequest body;
+    struct prod_pid_call *pc;
+    struct err_detail ed;
+    struct conn *c;
+    const char *host;
+    uint16_t port;
+    int err;
+
+    err = metadata_leader(p->c->md, topic, partition, &host, &port);
+    if (err != 0) {
+        producer_pid_failed(p, err, "no leader known", now);
+        return;
+    }
+    if (pool_get(p->c->pool, host, port, POOL_LANE_DEFAULT, &c, &ed) != 0) {
+        producer_pid_failed(p, ed.code, ed.msg, now);
+        return;
+    }
+    pc = mem_calloc(1, sizeof(*pc));
+    if (pc == NULL) {
+        producer_pid_failed(p, WEIR_ENOMEM, "out of memory", now);
+        return;
+    }
+    pc->p = p;
+    weir__request__init(&req);
+    weir__init_producer_id_request__init(&body);
+    req.body_case = WEIR__REQUEST__BODY_INIT_PRODUCER_ID;
+    req.init_producer_id = &body;
+    if (conn_send(c, &req, NULL, 0, true, p->cfg.request_timeout_ms, now,
+                  producer_on_pid, pc, &ed) != 0) {
+        mem_free(pc);
+        producer_pid_failed(p, ed.code, ed.msg, now);
+        return;
+    }
+    p->pid_call = pc;
+}
+
+/* Get a producer id once records wait for one (lazily: the first send),
+ * or fail them when the broker cannot give one. */
+static void
+producer_pid_pump(struct weir_producer *p, uint64_t now, uint64_t *wake)
+{
+    size_t i;
+    int32_t k;
+
+    if ((p->idem.producer_id >= 0 && !p->idem.need_new_id) ||
+        p->pid_call != NULL) {
+        return;
+    }
+    for (i = 0; i < p->n_topics; i++) {
+        struct prod_topic *t = p->topics[i];
+        for (k = 0; k < t->n_partitions; k++) {
+            if (t->queues[k].head == NULL) {
+                continue;
+            }
+            if (p->pid_fatal) {
+                producer_fail_queue(p, &t->queues[k], p->pid_err, p->pid_msg);
+            } else if (now < p->pid_retry_ms) {
+                *wake = p->pid_retry_ms < *wake ? p->pid_retry_ms : *wake;
+                return;
+            } else {
+                producer_pid_request(p, t->name, k, now);
+                return;
+            }
         }
     }
 }
@@ -434,6 +621,10 @@ void producer_pump(struct weir_producer *p)
     size_t nb = 0;
     size_t i;
     int32_t k;
+
+    if (p->idem_on) {
+        producer_pid_pump(p, now, &wake);
+    }
 
     for (i = 0; i < p->n_topics; i++) {
         struct prod_topic *t = p->topics[i];

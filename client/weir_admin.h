@@ -89,4 +89,42 @@ WEIR_MUST_CHECK int weir_admin_list_offsets(struct weir_client *c,
                                             struct err_detail *ed);
 void weir_offsets_free(struct weir_offset_result *r);
 
+/* The cluster as a broker (or the controller) sees it: `weir cluster`. */
+#define WEIR_MAX_REPLICAS 16
+
+struct weir_broker_desc {
+    int32_t id;
+    char *host;
+    uint16_t port;
+    char *rack;  /* "" when none */
+    bool fenced; /* out of service (dead, stopping or not caught up) */
+};
+
+struct weir_cluster_partition {
+    char *topic;
+    int32_t partition;
+    int error_code; /* enum weir_err of the metadata entry */
+    int32_t leader; /* -1 when none */
+    int32_t leader_epoch;
+    size_t n_replicas;
+    int32_t replicas[WEIR_MAX_REPLICAS];
+    size_t n_isr;
+    int32_t isr[WEIR_MAX_REPLICAS];
+    int32_t min_insync_replicas; /* topic config; -1 when not set */
+};
+
+struct weir_cluster_desc {
+    char *controller; /* "host:port", "" without a controller */
+    size_t n_brokers;
+    struct weir_broker_desc *brokers; /* as the broker listed them */
+    size_t n_partitions;
+    struct weir_cluster_partition *partitions; /* topic, then partition */
+};
+
+/* Metadata of every topic with configs. Errors: transport. */
+WEIR_MUST_CHECK int weir_admin_describe_cluster(struct weir_client *c,
+                                                struct weir_cluster_desc **out,
+                                                struct err_detail *ed);
+void weir_cluster_desc_free(struct weir_cluster_desc *d);
+
 #endif /* CLIENT_WEIR_ADMIN_H */

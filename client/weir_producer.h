@@ -37,13 +37,21 @@ struct weir_producer_config {
     uint32_t request_timeout_ms;   /* broker-side wait for acks */
     uint64_t buffer_max_bytes;     /* weir_produce blocks past this */
     uint32_t max_block_ms;         /* ... at most this long */
+    bool idempotence;              /* retries never write a record twice */
     weir_delivery_fn *on_delivery; /* may be NULL */
     void *cb_arg;
 };
 
 /* Defaults: acks all, linger 5 ms, batch 64 KiB, 5 in flight, 4 MiB per
  * request, 2^31 retries bounded by a 120 s delivery timeout, backoff
- * 100..1000 ms, request timeout 30 s, 64 MiB buffer, max block 60 s. */
+ * 100..1000 ms, request timeout 30 s, 64 MiB buffer, max block 60 s,
+ * idempotence on.
+ * Idempotence: the producer gets a producer id (InitProducerId) before
+ * its first send and stamps each batch with a sequence number per
+ * partition; a retry of a batch the broker already wrote is answered with
+ * the original offsets, so each record is written and reported once, in
+ * order, even across lost replies and broker restarts. It needs acks 1 or
+ * all and is off with acks 0. */
 void weir_producer_config_init(struct weir_producer_config *cfg);
 
 /* Errors: WEIR_EINVALID_ARGUMENT (bad config), WEIR_ENOMEM. */

@@ -51,7 +51,15 @@
     X(UNKNOWN_LEADER_EPOCH, 30, true, true, "leader epoch is newer")           \
     X(CONFIG, 31, false, true, "bad configuration")                            \
     X(NOT_FOUND, 32, false, true, "not found")                                 \
-    X(INVALID_TIMESTAMP, 33, false, true, "invalid timestamp")
+    X(INVALID_TIMESTAMP, 33, false, true, "invalid timestamp")                 \
+    X(OUT_OF_ORDER_SEQUENCE, 34, false, true,                                  \
+      "producer sequence out of order (a gap, or a retry too old to know)")    \
+    X(DUPLICATE_SEQUENCE, 35, false, true,                                     \
+      "batch already written (a retry); base_offset says where")               \
+    X(INVALID_PRODUCER_EPOCH, 36, false, true,                                 \
+      "producer epoch is stale (fenced by a newer one)")                       \
+    X(UNKNOWN_PRODUCER_ID, 37, true, true,                                     \
+      "producer id unknown to the partition (state expired or lost)")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

@@ -14,5 +14,6 @@ Weir is running. Try:
   printf 'k1:hello\nk2:world\n' | weir produce demo --key-separator : --report
   weir consume demo --from-beginning --timeout-ms 1000 --format '%p %o %k %v\n'
   weir bench produce --topic bench --records 200000 --record-size 100
+  weir cluster
 Stop it with: deploy/local-cluster.sh stop
 MSG

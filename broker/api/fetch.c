@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "broker/api/api.h"
+#include "broker/cluster/cluster.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 #include "common/trace.h"
@@ -83,6 +84,13 @@ static void fetch_plan_one(struct broker *b,
     res->log_start_offset = -1;
     res->error_message = p->msgs[i];
     p->ptrs[i] = res;
+    rv = broker_route(b, fp->topic, fp->partition, p->msgs[i],
+                      sizeof(p->msgs[i]));
+    if (rv != 0) {
+        res->error_code = rv; /* cluster mode: another broker leads it */
+        p->has_error = true;
+        return;
+    }
     log = logmgr_partition(b->logs, fp->topic, fp->partition);
     if (log == NULL) {
         res->error_code = WEIR_EUNKNOWN_TOPIC_OR_PARTITION;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "broker/api/api.h"
+#include "broker/cluster/cluster.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 
@@ -24,6 +25,11 @@ static void list_offsets_one(struct broker *b,
 
     res->offset = -1;
     res->timestamp = -1;
+    rv = broker_route(b, lp->topic, lp->partition, msg, msg_cap);
+    if (rv != 0) {
+        res->error_code = rv; /* cluster mode: ask the leader */
+        return;
+    }
     if (log == NULL) {
         res->error_code = WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
         (void)snprintf(msg, msg_cap, "unknown topic or partition %s/%d",

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "broker/api/api.h"
+#include "broker/cluster/cluster.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 
@@ -169,6 +170,10 @@ void api_metadata(struct broker *b, struct srv_req *req, Weir__Request *r)
     size_t next_part = 0;
     size_t i;
 
+    if (b->cluster != NULL) {
+        cluster_api_metadata(b, req, r); /* the cluster's view */
+        return;
+    }
     memset(&m, 0, sizeof(m));
     m.n_topics = md_count(b, mr, &n_parts);
     if (md_alloc(&m, m.n_topics, n_parts) != 0) {

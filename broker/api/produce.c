@@ -2,10 +2,12 @@
 /* Produce: append each partition's batches as received (validated, offsets
  * patched in place, one write), then answer - at once, or, under
  * flush-policy=ack, once group commit has made them durable. acks=0 gets
- * no answer at all. */
+ * no answer at all. Batches with a producer id go through the partition's
+ * idempotence check first (broker/idem); InitProducerId gives the ids. */
 #include <string.h>
 
 #include "broker/api/api.h"
+#include "broker/cluster/cluster.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 #include "common/trace.h"
@@ -78,6 +80,76 @@ static void produce_answer(struct produce_wait *w)
     produce_wait_free(w);
 }
 
+/* Acknowledge partition i once `log` holds [.., last] durably (at once
+ * unless flush-policy=ack makes it wait for group commit). */
+static void produce_ack_when_durable(struct broker *b,
+                                     struct produce_wait *w,
+                                     size_t i,
+                                     struct plog *log,
+                                     int64_t last)
+{
+    if (plog_config(log)->flush_policy != PLOG_FLUSH_ACK ||
+        plog_durable_offset(log) > last) {
+        return;
+    }
+    w->logs[i] = log;
+    w->need[i] = last + 1;
+    w->pending++;
+    broker_mark_dirty(b, log);
+}
+
+/* Idempotence before anything is written: true to go on and append,
+ * false with *answer for partition i - a retry of batches written before
+ * gets DUPLICATE_SEQUENCE with their offsets (once they are as durable as
+ * the first answer would have made them), a sequence or epoch out of line
+ * its error. */
+static bool produce_idem_gate(struct broker *b,
+                              struct produce_wait *w,
+                              size_t i,
+                              struct plog *log,
+                              const uint8_t *data,
+                              uint32_t len,
+                              struct idem_io_payload *ip,
+                              int *answer)
+{
+    const Weir__ProducePartition *pp = w->r->produce->partitions[i];
+    Weir__ProducePartitionResult *res = &w->res[i];
+    struct err_detail ed;
+    int rv;
+
+    err_detail_clear(&ed);
+    rv = idem_io_check(b->idem, pp->topic, pp->partition, log,
+                       clock_wall_ms(b->clock), data, len, ip, &ed);
+    if (rv == 0 && ip->res.verdict == IDEM_VERDICT_APPEND) {
+        return true;
+    }
+    if (rv == 0 && ip->res.verdict == IDEM_VERDICT_DUPLICATE) {
+        res->base_offset = ip->res.base_offset;
+        res->log_start_offset = plog_start_offset(log);
+        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
+                       "already written at offsets %lld..%lld",
+                       (long long)ip->res.base_offset,
+                       (long long)ip->res.last_offset);
+        produce_ack_when_durable(b, w, i, log, ip->res.last_offset);
+        trace_info("api",
+                   "event=produce_duplicate topic=%s partition=%d "
+                   "base_offset=%lld last_offset=%lld peer=%s",
+                   pp->topic, pp->partition, (long long)ip->res.base_offset,
+                   (long long)ip->res.last_offset, w->req->peer);
+        *answer = WEIR_EDUPLICATE_SEQUENCE;
+        return false;
+    }
+    (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "%s", ed.msg);
+    trace_info("api",
+               "event=produce_refused topic=%s partition=%d error=%s "
+               "msg=\"%s\" peer=%s",
+               pp->topic, pp->partition,
+               weir_err_name(rv != 0 ? rv : ip->res.code), ed.msg,
+               w->req->peer);
+    *answer = rv != 0 ? rv : ip->res.code;
+    return false;
+}
+
 /* Append one partition's batches; returns 0 or an error code with the
  * message in w->msgs[i]. */
 static int produce_one(struct broker *b,
@@ -88,13 +160,20 @@ static int produce_one(struct broker *b,
 {
     const Weir__ProducePartition *pp = w->r->produce->partitions[i];
     Weir__ProducePartitionResult *res = &w->res[i];
+    struct idem_io_payload ip;
     struct err_detail ed;
     struct plog *log;
+    int64_t end_before;
     int64_t base;
     int64_t last;
     int rv;
 
     err_detail_clear(&ed);
+    rv = broker_route(b, pp->topic, pp->partition, w->msgs[i],
+                      sizeof(w->msgs[i]));
+    if (rv != 0) {
+        return rv; /* cluster mode: another broker leads it */
+    }
     log = logmgr_partition(b->logs, pp->topic, pp->partition);
     if (log == NULL) {
         (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
@@ -106,8 +185,20 @@ static int produce_one(struct broker *b,
         (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "no record batches");
         return WEIR_ECORRUPT_MESSAGE;
     }
+    if (!produce_idem_gate(b, w, i, log, data, len, &ip, &rv)) {
+        idem_io_payload_fini(&ip);
+        return rv;
+    }
+    end_before = plog_end_offset(log);
     rv = plog_append(log, data, len, 0, clock_wall_ms(b->clock), &base, &last,
                      &ed);
+    if (rv == 0) {
+        idem_io_appended(&ip, base);
+    } else {
+        idem_io_append_failed(b->idem, &ip, pp->topic, pp->partition, log,
+                              end_before);
+    }
+    idem_io_payload_fini(&ip);
     if (rv != 0) {
         (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "%s", ed.msg);
         trace_warn("api",
@@ -121,10 +212,7 @@ static int produce_one(struct broker *b,
     res->log_start_offset = plog_start_offset(log);
     switch (plog_config(log)->flush_policy) {
     case PLOG_FLUSH_ACK:
-        w->logs[i] = log;
-        w->need[i] = last + 1;
-        w->pending++;
-        broker_mark_dirty(b, log);
+        produce_ack_when_durable(b, w, i, log, last);
         break;
     case PLOG_FLUSH_INTERVAL:
         if (plog_unflushed_messages(log) >= plog_config(log)->flush_messages &&
@@ -232,4 +320,36 @@ void api_produce_fail_log(struct broker *b,
         }
     }
     api_produce_complete_waits(b);
+}
+
+void api_init_producer_id(struct broker *b,
+                          struct srv_req *req,
+                          Weir__Request *r)
+{
+    Weir__Response resp = WEIR__RESPONSE__INIT;
+    Weir__InitProducerIdResponse body = WEIR__INIT_PRODUCER_ID_RESPONSE__INIT;
+    struct err_detail ed;
+    int64_t id;
+    int rv;
+
+    err_detail_clear(&ed);
+    rv = idem_pid_next(&b->pids, &id, &ed);
+    if (rv != 0) {
+        trace_error("idem", "event=producer_id_failed msg=\"%s\" peer=%s",
+                    ed.msg, req->peer);
+        broker_respond_error(req, r->correlation_id, rv, ed.msg, false);
+        rpc_request_free(r);
+        return;
+    }
+    trace_debug("idem", "event=producer_id producer_id=%lld peer=%s",
+                (long long)id, req->peer);
+    /* a fresh id per producer: epoch 0, and epochs only move when that
+     * producer restarts its sequences on a partition (client side) */
+    body.producer_id = id;
+    body.producer_epoch = 0;
+    resp.correlation_id = r->correlation_id;
+    resp.body_case = WEIR__RESPONSE__BODY_INIT_PRODUCER_ID;
+    resp.init_producer_id = &body;
+    broker_respond(req, &resp, NULL, false);
+    rpc_request_free(r);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "broker/api/api.h"
+#include "broker/cluster/cluster.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 #include "common/trace.h"
@@ -72,6 +73,10 @@ void api_create_topics(struct broker *b, struct srv_req *req, Weir__Request *r)
     size_t i;
     int rv;
 
+    if (b->cluster != NULL) {
+        cluster_api_forward(b, req, r); /* the controller decides */
+        return;
+    }
     if (topic_results_alloc(&t, cr->n_topics) != 0) {
         topic_results_free(&t);
         broker_respond_error(req, r->correlation_id, WEIR_ENOMEM,
@@ -115,6 +120,10 @@ void api_delete_topics(struct broker *b, struct srv_req *req, Weir__Request *r)
     size_t i;
     int rv;
 
+    if (b->cluster != NULL) {
+        cluster_api_forward(b, req, r);
+        return;
+    }
     if (topic_results_alloc(&t, dr->n_names) != 0) {
         topic_results_free(&t);
         broker_respond_error(req, r->correlation_id, WEIR_ENOMEM,
@@ -130,6 +139,7 @@ void api_delete_topics(struct broker *b, struct srv_req *req, Weir__Request *r)
         rv = logmgr_delete_topic(b->logs, dr->names[i], clock_wall_ms(b->clock),
                                  &t.eds[i]);
         if (rv == 0) {
+            idem_io_drop_topic(b->idem, dr->names[i]);
             trace_info("api", "event=topic_deleted topic=%s peer=%s",
                        dr->names[i], req->peer);
         }

@@ -216,9 +216,12 @@ static int logmgr_sweep_entry(void *arg, const char *name)
         }
         return 0;
     }
-    /* dot files belong to the process (the data-dir lock), not to us */
+    /* dot files belong to the process (the data-dir lock), not to us;
+     * producer-id-block to broker/idem (idem_pid.h) */
     if (!deleted && name[0] != '.' && strcmp(name, LOGMGR_MANIFEST) != 0 &&
         strcmp(name, LOGMGR_MANIFEST ".tmp") != 0 &&
+        strcmp(name, "producer-id-block") != 0 &&
+        strcmp(name, "producer-id-block.tmp") != 0 &&
         !logmgr_known_dir(sw->m, name)) {
         trace_warn("storage", "event=unknown_entry path=%s action=left_alone",
                    path);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "broker/storage/storage_ops.h"
+#include "common/batch.h"
 #include "common/buf.h"
 #include "common/err.h"
 
@@ -115,6 +116,20 @@ WEIR_MUST_CHECK int plog_read_copy(struct plog *log,
                                    const struct plog_read_result *r,
                                    struct weir_buf *buf,
                                    struct err_detail *ed);
+
+/* Header of every batch from the one holding from_offset to the end of
+ * the log, in order, for scans that need no record data (rebuilding the
+ * idempotent producer state). Reads headers only, through a small buffer.
+ * fn returns 0 to go on; anything else stops the scan and is returned.
+ * Errors: WEIR_EOFFSET_OUT_OF_RANGE, WEIR_EIO, WEIR_ECORRUPT, WEIR_ENOMEM. */
+typedef int (*plog_scan_fn)(void *arg, const struct batch_header *h);
+WEIR_MUST_CHECK int plog_scan(struct plog *log, int64_t from_offset,
+                              plog_scan_fn fn, void *arg,
+                              struct err_detail *ed);
+/* Where a scan for records with timestamps >= ts may start: the base
+ * offset of the first segment that is not wholly older (by its max
+ * timestamp; unknown counts as recent), or of the active segment. */
+int64_t plog_scan_start_for_time(const struct plog *log, int64_t ts);
 
 /* First offset whose record timestamp is >= ts, by the time index then a
  * scan of the batches (records of uncompressed batches are read one by one;

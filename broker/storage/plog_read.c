@@ -275,3 +275,109 @@ int plog_offset_for_time(struct plog *log,
     }
     return 0;
 }
+
+#define PLOG_SCAN_BUF_BYTES (64u * 1024)
+
+/* Batch headers of segment s from byte pos on, read through buf (whole
+ * chunks, so small batches cost one read per chunk, not per batch). */
+static int plog_scan_seg(const struct seg *s,
+                         uint64_t pos,
+                         int64_t from_offset,
+                         uint8_t *buf,
+                         plog_scan_fn fn,
+                         void *arg,
+                         struct err_detail *ed)
+{
+    uint64_t buf_pos = 0; /* file position of buf[0] */
+    size_t have = 0;
+    struct batch_header h;
+    size_t want;
+    int rv;
+
+    while (pos < s->size) {
+        if (pos < buf_pos || pos + BATCH_HEADER_BYTES > buf_pos + have) {
+            want = s->size - pos < PLOG_SCAN_BUF_BYTES ? (size_t)(s->size - pos)
+                                                       : PLOG_SCAN_BUF_BYTES;
+            rv = s->ops->pread(s->ops->ctx, s->log, buf, want, pos, &have, ed);
+            if (rv != 0) {
+                return rv;
+            }
+            buf_pos = pos;
+        }
+        if (have < pos - buf_pos + BATCH_HEADER_BYTES ||
+            batch_header_decode(buf + (pos - buf_pos), have - (pos - buf_pos),
+                                UINT32_MAX, &h, NULL) != 0 ||
+            pos + batch_size(&h) > s->size) {
+            return err_set(
+                ed, WEIR_ECORRUPT, "bad batch header at %llu of %s/%020lld.log",
+                (unsigned long long)pos, s->dir, (long long)s->base_offset);
+        }
+        if (batch_last_offset(&h) >= from_offset) {
+            rv = fn(arg, &h);
+            if (rv != 0) {
+                return rv;
+            }
+        }
+        pos += batch_size(&h);
+    }
+    return 0;
+}
+
+int plog_scan(struct plog *log,
+              int64_t from_offset,
+              plog_scan_fn fn,
+              void *arg,
+              struct err_detail *ed)
+{
+    struct batch_header h;
+    uint64_t pos = 0;
+    uint8_t *buf;
+    uint32_t i;
+    int rv = 0;
+
+    if (from_offset < plog_start_offset(log) ||
+        from_offset > plog_end_offset(log)) {
+        return err_set(ed, WEIR_EOFFSET_OUT_OF_RANGE,
+                       "scan from %lld is outside the log [%lld, %lld]",
+                       (long long)from_offset,
+                       (long long)plog_start_offset(log),
+                       (long long)plog_end_offset(log));
+    }
+    if (from_offset == plog_end_offset(log)) {
+        return 0;
+    }
+    i = plog_seg_at(log, from_offset);
+    if (from_offset > log->segs[i]->base_offset) {
+        rv = plog_ensure_index(log, log->segs[i], ed);
+        if (rv == 0) {
+            rv = plog_find_batch(log->segs[i], from_offset, &pos, &h, ed);
+        }
+        if (rv != 0) {
+            return rv;
+        }
+    }
+    buf = mem_malloc(PLOG_SCAN_BUF_BYTES);
+    if (buf == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "scanning %s: out of memory", log->dir);
+    }
+    for (; rv == 0 && i < log->n_segs; i++) {
+        rv = plog_scan_seg(log->segs[i], pos, from_offset, buf, fn, arg, ed);
+        pos = 0;
+    }
+    mem_free(buf);
+    return rv;
+}
+
+int64_t plog_scan_start_for_time(const struct plog *log, int64_t ts)
+{
+    uint32_t i;
+
+    for (i = 0; i + 1 < log->n_segs; i++) {
+        const struct seg *s = log->segs[i];
+        if (s->size > 0 &&
+            (s->max_timestamp == SEG_NO_TIMESTAMP || s->max_timestamp >= ts)) {
+            break;
+        }
+    }
+    return log->segs[i]->base_offset;
+}

@@ -77,5 +77,6 @@ int cmd_produce(int argc, char **argv, const char *global_bs);
 int cmd_consume(int argc, char **argv, const char *global_bs);
 int cmd_offsets(int argc, char **argv, const char *global_bs);
 int cmd_bench(int argc, char **argv, const char *global_bs);
+int cmd_cluster(int argc, char **argv, const char *global_bs);
 
 #endif /* CLIENT_CLI_CLI_H */

@@ -16,7 +16,7 @@
     "            [--rate R] [--acks 0|1|all] [--partitions P] [--linger-ms "   \
     "N]\n"                                                                     \
     "            [--batch-size N] [--from earliest|latest] [--timeout-ms T]\n" \
-    "            [--json]\n"                                                   \
+    "            [--json] [--no-idempotence]\n"                                \
     "  Progress every second on stderr; a summary (records/s, MB/s with\n"     \
     "  MB = 10^6 bytes of values, latency percentiles in ms) on stdout.\n"     \
     "  produce: send-to-ack latency; consume: end-to-end latency when the\n"   \
@@ -37,6 +37,8 @@ static const struct args_spec bench_specs[] = {
     {"from", 0, ARGS_VALUE, "WHERE", "consume: earliest (default) or latest"},
     {"timeout-ms", 0, ARGS_VALUE, "T", "consume: stop after T ms idle (10000)"},
     {"json", 0, ARGS_FLAG, NULL, "print the summary as one JSON line"},
+    {"no-idempotence", 0, ARGS_FLAG, NULL,
+     "produce: no producer id and sequence numbers"},
 };
 
 #define BENCH_NSPECS (sizeof(bench_specs) / sizeof(bench_specs[0]))
@@ -156,6 +158,7 @@ static int bench_options(const struct args *a, struct bench_opts *o)
     }
     o->from_latest = from != NULL && strcmp(from, "latest") == 0;
     o->json = args_has(a, "json");
+    o->pc.idempotence = !args_has(a, "no-idempotence");
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #define PRODUCE_USAGE                                                          \
     "produce TOPIC [--key-separator SEP] [--partition P] [--acks 0|1|all]\n"   \
     "              [--report] [--linger-ms N] [--batch-size N]\n"              \
+    "              [--no-idempotence]\n"                                       \
     "  One record per stdin line; with --key-separator the text before the\n"  \
     "  first SEP is the key (lines without SEP have no key).\n"                \
     "  --report prints 'PARTITION OFFSET' or 'ERROR NAME' per line, in order"
@@ -34,6 +35,8 @@ static const struct args_spec produce_specs[] = {
     {"batch-size", 0, ARGS_VALUE, "N", "batch size in bytes (64k)"},
     {"delivery-timeout-ms", 0, ARGS_VALUE, "N",
      "give up on a record after N ms (120000)"},
+    {"no-idempotence", 0, ARGS_FLAG, NULL,
+     "no producer id and sequence numbers: a retry may write twice"},
 };
 
 #define PRODUCE_NSPECS (sizeof(produce_specs) / sizeof(produce_specs[0]))
@@ -274,6 +277,7 @@ static int produce_options(const struct args *a,
         return rv;
     }
     pc->delivery_timeout_ms = (uint32_t)v;
+    pc->idempotence = !args_has(a, "no-idempotence");
     return 0;
 }
 

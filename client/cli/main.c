@@ -25,6 +25,8 @@ static void main_usage(FILE *f)
            "  produce TOPIC                      write stdin lines as records\n"
            "  consume TOPIC                      print records\n"
            "  offsets TOPIC                      partition offsets by time\n"
+           "  cluster                            controller, brokers, leaders, "
+           "ISRs\n"
            "  bench produce|consume --topic T    measure throughput and "
            "latency\n"
            "\n"
@@ -78,6 +80,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "bench") == 0) {
         return cmd_bench(argc, argv, bs);
+    }
+    if (strcmp(cmd, "cluster") == 0) {
+        return cmd_cluster(argc, argv, bs);
     }
     if (strcmp(cmd, "help") == 0) {
         main_usage(stdout);

@@ -21,6 +21,8 @@ BROKER_BIN = os.environ.get("WEIR_BROKER_BIN") or os.path.join(
     BUILD, "broker", "weir-broker")
 CLI_BIN = os.environ.get("WEIR_CLI_BIN") or os.path.join(
     BUILD, "client", "cli", "weir")
+CONTROLLER_BIN = os.environ.get("WEIR_CONTROLLER_BIN") or os.path.join(
+    BUILD, "controller", "weir-controller")
 
 
 def log(msg):
@@ -120,6 +122,85 @@ class Broker:
         self.cleanup()
 
 
+class Controller(Broker):
+    """One weir-controller process; same lifecycle helpers as Broker."""
+
+    def __init__(self, data_dir=None, port=None, args=(), env=None):
+        super().__init__(data_dir, port, args, env)
+        self.log_path = os.path.join(os.path.dirname(self.data_dir) or ".",
+                                     f"controller-{self.port}.log")
+
+    def start(self, timeout=20):
+        env = dict(os.environ)
+        if self.env:
+            env.update(self.env)
+        self.logf = open(self.log_path, "ab")
+        start_mark = self.logf.tell()
+        self.proc = subprocess.Popen(
+            [CONTROLLER_BIN, "--listen", self.addr, "--data-dir",
+             self.data_dir] + self.args,
+            stdout=self.logf, stderr=self.logf, env=env)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"controller exited with {self.proc.returncode}:\n"
+                    + self.log_text()[-3000:])
+            with open(self.log_path, "rb") as f:
+                f.seek(start_mark)
+                if b"event=started" in f.read():
+                    return self
+            time.sleep(0.05)
+        raise RuntimeError("controller did not start:\n"
+                           + self.log_text()[-3000:])
+
+
+def cluster_broker(controller, broker_id, tmp, port=None, args=()):
+    """A Broker joined to `controller` with its data under tmp."""
+    return Broker(data_dir=os.path.join(tmp, f"broker-{broker_id}"),
+                  port=port,
+                  args=["--id", str(broker_id), "--controller",
+                        controller.addr] + list(args))
+
+
+def cluster_state(broker, timeout=30):
+    """`weir cluster` parsed: {'controller', 'brokers': {id: (addr, rack,
+    alive)}, 'partitions': {(topic, p): dict(leader, epoch, replicas, isr,
+    flags)}}."""
+    out = weir(broker, "cluster", timeout=timeout).stdout.decode()
+    st = {"controller": None, "brokers": {}, "partitions": {}, "text": out}
+    for line in out.splitlines():
+        w = line.split()
+        if line.startswith("controller:"):
+            st["controller"] = line.split(":", 1)[1].strip()
+        elif len(w) >= 5 and w[0] == "broker":
+            st["brokers"][int(w[1])] = (w[2], w[3][5:], w[4] == "alive")
+        elif len(w) >= 6 and w[2].startswith("leader="):
+            kv = dict(x.split("=", 1) for x in w[2:] if "=" in x)
+            ids = lambda s: [] if s == "-" else [int(x) for x in s.split(",")]
+            st["partitions"][(w[0], int(w[1]))] = {
+                "leader": int(kv["leader"]), "epoch": int(kv["epoch"]),
+                "replicas": ids(kv["replicas"]), "isr": ids(kv["isr"]),
+                "flags": [x for x in w[2:] if "=" not in x]}
+    return st
+
+
+def wait_until(what, fn, timeout, step=0.1):
+    """Poll fn() until it returns something true; bounded in time."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        try:
+            last = fn()
+        except AssertionError as e:
+            last = e
+        if last and not isinstance(last, Exception):
+            return last
+        time.sleep(step)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}: "
+                         f"{last!r}")
+
+
 def weir(broker, *args, input=None, timeout=120, check=True):
     """Run the weir CLI against a broker; returns CompletedProcess."""
     cmd = [CLI_BIN, "--bootstrap", broker.addr] + [str(a) for a in args]
@@ -216,6 +297,7 @@ def pb_int(msg, num, default=0):
 # Request body field numbers (proto/weir.proto)
 METADATA, CREATE_TOPICS, DELETE_TOPICS, PRODUCE, FETCH, LIST_OFFSETS = \
     10, 11, 12, 13, 14, 15
+INIT_PRODUCER_ID = 16
 
 
 def frame(header, payload=b""):
@@ -289,15 +371,19 @@ def zigzag(v):
     return pb_varint((v << 1) ^ (v >> 63) if v < 0 else v << 1)
 
 
-def record_batch(values, ts=None, corrupt_crc=False):
+def record_batch(values, ts=None, corrupt_crc=False, producer_id=-1,
+                 producer_epoch=-1, base_sequence=-1):
+    """A v2 batch of the given values; the producer fields make it an
+    idempotent producer's batch (all -1: a plain one)."""
     ts = int(time.time() * 1000) if ts is None else ts
     recs = b""
     for i, v in enumerate(values):
         body = (b"\x00" + zigzag(0) + zigzag(i) + zigzag(-1) + zigzag(len(v))
                 + v + zigzag(0))
         recs += zigzag(len(body)) + body
-    after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, ts, ts, -1, -1,
-                            -1, len(values)) + recs
+    after_crc = struct.pack(">hiqqqhii", 0, len(values) - 1, ts, ts,
+                            producer_id, producer_epoch, base_sequence,
+                            len(values)) + recs
     crc = crc32c(after_crc)
     if corrupt_crc:
         crc ^= 1

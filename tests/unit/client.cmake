@@ -10,7 +10,7 @@ foreach(t partitioner accum recset hist fmt args seqwin)
     LIBS weir_cli weir_client)
 endforeach()
 
-foreach(t e2e cli)
+foreach(t e2e cli idem)
   weir_unit_test(test_client_${t}
     SOURCES ${CLIENT_TEST_DIR}/test_client_${t}.c
             ${CLIENT_TEST_DIR}/test_client_fake_broker.c

@@ -22,3 +22,8 @@ endforeach()
 weir_unit_test(test_ctl_sim
   SOURCES ${CTL_TEST_DIR}/test_ctl_sim.c
   LIBS weir_controller_core)
+
+# The weir-controller's metadata log on disk (a temporary directory).
+weir_unit_test(test_ctl_log
+  SOURCES ${CTL_TEST_DIR}/test_ctl_log.c
+  LIBS weir_controller)

@@ -24,9 +24,24 @@
 #define FB_MAX_TOPICS 64
 #define FB_MAX_CONNS  64
 
+#define FB_MAX_PRODUCERS 16
+#define FB_IDEM_WINDOW   5
+
+/* One idempotent producer as a partition knows it: the broker's rules,
+ * kept small (broker/idem/idem_core.c is the real thing). */
+struct fb_prod {
+    int64_t id;
+    int16_t epoch;
+    int n;                          /* batches remembered, oldest first */
+    int32_t seq[FB_IDEM_WINDOW][2]; /* first and last sequence */
+    int64_t base[FB_IDEM_WINDOW];
+};
+
 struct fb_part {
     struct weir_buf log; /* batches back to back, offsets assigned */
     int64_t end;         /* next offset */
+    struct fb_prod prods[FB_MAX_PRODUCERS];
+    int n_prods;
 };
 
 struct fb_topic {
@@ -56,6 +71,10 @@ struct fake_broker {
     int fail_count;
     size_t truncate;
     uint64_t produce_requests;
+    int drop_replies; /* produce requests to apply, then hang up */
+    bool refuse_ids;  /* answer InitProducerId UNSUPPORTED_API */
+    int64_t next_producer_id;
+    uint64_t id_requests;
 };
 
 static uint64_t fb_now_ms(void)
@@ -273,6 +292,100 @@ static void fb_topics(struct fake_broker *fb, int fd, const Weir__Request *q)
 
 /* ---- produce ---- */
 
+static int32_t fb_seq_add(int32_t seq, int32_t n)
+{
+    return seq > INT32_MAX - n ? n - (INT32_MAX - seq) - 1 : seq + n;
+}
+
+static struct fb_prod *fb_prod(struct fb_part *p, int64_t id)
+{
+    int i;
+
+    for (i = 0; i < p->n_prods; i++) {
+        if (p->prods[i].id == id) {
+            return &p->prods[i];
+        }
+    }
+    return NULL;
+}
+
+/* The broker's sequence rules, for payloads of one producer whose
+ * retries come one batch at a time (as libweir sends them): 0 to append,
+ * DUPLICATE_SEQUENCE with *dup_base, or the refusal. */
+static int fb_idem_check(struct fb_part *p,
+                         const uint8_t *data,
+                         size_t len,
+                         int64_t *dup_base)
+{
+    struct weir_slice all = {data, len};
+    struct weir_slice b;
+    struct batch_header h;
+    struct err_detail ed;
+    const struct fb_prod *pr;
+    int32_t next = -1; /* expected sequence after the first batch */
+    size_t pos = 0;
+    int i;
+
+    while (batch_next(all, &pos, 16u << 20, false, &h, &b, &ed) == 0 &&
+           b.len > 0) {
+        int32_t last = fb_seq_add(h.base_sequence, h.last_offset_delta);
+        if (h.producer_id < 0) {
+            continue;
+        }
+        if (next >= 0 && h.base_sequence != next) {
+            return WEIR_EOUT_OF_ORDER_SEQUENCE;
+        }
+        pr = next < 0 ? fb_prod(p, h.producer_id) : NULL;
+        if (pr == NULL || h.producer_epoch > pr->epoch) {
+            if (next < 0 && h.base_sequence != 0) {
+                return pr == NULL ? WEIR_EUNKNOWN_PRODUCER_ID
+                                  : WEIR_EOUT_OF_ORDER_SEQUENCE;
+            }
+        } else if (h.producer_epoch < pr->epoch) {
+            return WEIR_EINVALID_PRODUCER_EPOCH;
+        } else {
+            for (i = 0; i < pr->n; i++) {
+                if (pr->seq[i][0] == h.base_sequence && pr->seq[i][1] == last) {
+                    *dup_base = pr->base[i];
+                    return WEIR_EDUPLICATE_SEQUENCE;
+                }
+            }
+            if (h.base_sequence != fb_seq_add(pr->seq[pr->n - 1][1], 1)) {
+                return WEIR_EOUT_OF_ORDER_SEQUENCE;
+            }
+        }
+        next = fb_seq_add(last, 1);
+    }
+    return 0;
+}
+
+static void fb_idem_record(struct fb_part *p, const struct batch_header *h)
+{
+    struct fb_prod *pr = fb_prod(p, h->producer_id);
+
+    if (pr == NULL && p->n_prods < FB_MAX_PRODUCERS) {
+        pr = &p->prods[p->n_prods++];
+        memset(pr, 0, sizeof(*pr));
+        pr->id = h->producer_id;
+        pr->epoch = h->producer_epoch;
+    }
+    if (pr == NULL) {
+        return;
+    }
+    if (h->producer_epoch > pr->epoch) {
+        pr->epoch = h->producer_epoch;
+        pr->n = 0;
+    }
+    if (pr->n == FB_IDEM_WINDOW) {
+        memmove(pr->seq, pr->seq + 1, sizeof(pr->seq) - sizeof(pr->seq[0]));
+        memmove(pr->base, pr->base + 1, sizeof(pr->base) - sizeof(pr->base[0]));
+        pr->n--;
+    }
+    pr->seq[pr->n][0] = h->base_sequence;
+    pr->seq[pr->n][1] = fb_seq_add(h->base_sequence, h->last_offset_delta);
+    pr->base[pr->n++] = h->base_offset;
+}
+
 /* Append every batch of one partition's payload; first offset in *base. */
 static int
 fb_append(struct fb_part *p, const uint8_t *data, size_t len, int64_t *base)
@@ -285,6 +398,10 @@ fb_append(struct fb_part *p, const uint8_t *data, size_t len, int64_t *base)
     size_t mark = p->log.len;
     int rv;
 
+    rv = fb_idem_check(p, data, len, base);
+    if (rv != 0) {
+        return rv;
+    }
     *base = p->end;
     for (;;) {
         rv = batch_next(all, &pos, 16u << 20, false, &h, &b, &ed);
@@ -293,15 +410,27 @@ fb_append(struct fb_part *p, const uint8_t *data, size_t len, int64_t *base)
             return rv;
         }
         if (b.len == 0) {
-            return 0;
+            break;
         }
         buf_put(&p->log, b.p, b.len);
         batch_set_base(p->log.data + p->log.len - b.len, p->end, 0);
         p->end += h.record_count;
     }
+    /* recorded once the whole payload is in */
+    for (pos = mark; pos < p->log.len; pos += batch_size(&h)) {
+        if (batch_header_decode(p->log.data + pos, p->log.len - pos, UINT32_MAX,
+                                &h, &ed) != 0) {
+            break;
+        }
+        if (h.producer_id >= 0) {
+            fb_idem_record(p, &h);
+        }
+    }
+    return 0;
 }
 
-static void fb_produce(struct fake_broker *fb,
+/* Returns false when the reply is to be lost: the caller hangs up. */
+static bool fb_produce(struct fake_broker *fb,
                        int fd,
                        const Weir__Request *q,
                        const uint8_t *payload)
@@ -336,6 +465,12 @@ static void fb_produce(struct fake_broker *fb,
         off += pp->payload_bytes;
         pres[i] = &res[i];
     }
+    if (fb->drop_replies > 0) {
+        fb->drop_replies--;
+        free(res);
+        free(pres);
+        return false;
+    }
     if (pr->acks != 0) {
         weir__produce_response__init(&presp);
         presp.n_partitions = pr->n_partitions;
@@ -348,6 +483,28 @@ static void fb_produce(struct fake_broker *fb,
     }
     free(res);
     free(pres);
+    return true;
+}
+
+static void
+fb_init_producer_id(struct fake_broker *fb, int fd, const Weir__Request *q)
+{
+    Weir__InitProducerIdResponse ir;
+    Weir__Response r;
+
+    fb->id_requests++;
+    weir__response__init(&r);
+    r.correlation_id = q->correlation_id;
+    if (fb->refuse_ids) {
+        r.error_code = WEIR_EUNSUPPORTED_API;
+        r.error_message = "unknown call";
+    } else {
+        weir__init_producer_id_response__init(&ir);
+        ir.producer_id = fb->next_producer_id++;
+        r.body_case = WEIR__RESPONSE__BODY_INIT_PRODUCER_ID;
+        r.init_producer_id = &ir;
+    }
+    fb_send(fd, &r, NULL, 0);
 }
 
 /* ---- fetch ---- */
@@ -519,8 +676,11 @@ fb_list_offsets(struct fake_broker *fb, int fd, const Weir__Request *q)
 
 /* ---- connections ---- */
 
-/* Handle one request; a fetch with nothing to return is parked. */
-static void fb_dispatch(struct fake_broker *fb,
+static void fb_close(struct fb_conn *c);
+
+/* Handle one request; a fetch with nothing to return is parked. Returns
+ * false when the connection was closed. */
+static bool fb_dispatch(struct fake_broker *fb,
                         struct fb_conn *c,
                         Weir__Request *q,
                         const uint8_t *payload)
@@ -534,13 +694,20 @@ static void fb_dispatch(struct fake_broker *fb,
         fb_topics(fb, c->fd, q);
         break;
     case WEIR__REQUEST__BODY_PRODUCE:
-        fb_produce(fb, c->fd, q, payload);
+        if (!fb_produce(fb, c->fd, q, payload)) {
+            rpc_request_free(q);
+            fb_close(c);
+            return false;
+        }
+        break;
+    case WEIR__REQUEST__BODY_INIT_PRODUCER_ID:
+        fb_init_producer_id(fb, c->fd, q);
         break;
     case WEIR__REQUEST__BODY_FETCH:
         if (!fb_has_data(fb, q->fetch) && q->fetch->max_wait_ms > 0) {
             c->parked = q;
             c->parked_until = fb_now_ms() + q->fetch->max_wait_ms;
-            return;
+            return true;
         }
         fb_fetch(fb, c->fd, q);
         break;
@@ -551,6 +718,7 @@ static void fb_dispatch(struct fake_broker *fb,
         break;
     }
     rpc_request_free(q);
+    return true;
 }
 
 static void fb_close(struct fb_conn *c)
@@ -587,7 +755,9 @@ static void fb_serve(struct fake_broker *fb, struct fb_conn *c)
             fb_close(c);
             return;
         }
-        fb_dispatch(fb, c, q, h.p + h.len);
+        if (!fb_dispatch(fb, c, q, h.p + h.len)) {
+            return;
+        }
         pos += 4 + (size_t)fi.frame_len;
     }
     memmove(c->in.data, c->in.data + pos, c->in.len - pos);
@@ -802,6 +972,44 @@ int64_t fake_broker_end_offset(struct fake_broker *fb,
     end = p != NULL ? p->end : -1;
     pthread_mutex_unlock(&fb->mu);
     return end;
+}
+
+void fake_broker_drop_produce_replies(struct fake_broker *fb, int count)
+{
+    pthread_mutex_lock(&fb->mu);
+    fb->drop_replies = count;
+    pthread_mutex_unlock(&fb->mu);
+}
+
+void fake_broker_refuse_producer_ids(struct fake_broker *fb)
+{
+    pthread_mutex_lock(&fb->mu);
+    fb->refuse_ids = true;
+    pthread_mutex_unlock(&fb->mu);
+}
+
+void fake_broker_forget_producers(struct fake_broker *fb)
+{
+    size_t i;
+    int32_t k;
+
+    pthread_mutex_lock(&fb->mu);
+    for (i = 0; i < fb->n_topics; i++) {
+        for (k = 0; k < fb->topics[i].n; k++) {
+            fb->topics[i].parts[k].n_prods = 0;
+        }
+    }
+    pthread_mutex_unlock(&fb->mu);
+}
+
+uint64_t fake_broker_producer_id_requests(struct fake_broker *fb)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&fb->mu);
+    n = fb->id_requests;
+    pthread_mutex_unlock(&fb->mu);
+    return n;
 }
 
 uint64_t fake_broker_produce_requests(struct fake_broker *fb)

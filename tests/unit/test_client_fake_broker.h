@@ -2,9 +2,10 @@
 /* A fake broker for client tests: one thread, loopback TCP, the real
  * frame and envelope codecs, topics held in memory. It serves Metadata,
  * CreateTopics, DeleteTopics, Produce (offsets assigned by patching batch
- * bases), Fetch (whole batches from the one holding fetch_offset, long
- * poll up to max_wait_ms) and ListOffsets. Knobs inject faults.
- * Locality: its own thread; the knob functions lock. */
+ * bases; idempotent batches deduplicated), InitProducerId, Fetch (whole batches
+ * from the one holding fetch_offset, long poll up to max_wait_ms) and
+ * ListOffsets. Knobs inject faults. Locality: its own thread; the knob
+ * functions lock. */
 #ifndef TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
 #define TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
 
@@ -36,5 +37,20 @@ int64_t fake_broker_end_offset(struct fake_broker *fb,
                                int32_t partition);
 /* Produce requests received so far. */
 uint64_t fake_broker_produce_requests(struct fake_broker *fb);
+
+/* Idempotent producers: InitProducerId gives 0, 1, 2, ... with epoch 0,
+ * and produce checks sequences as the broker does (duplicates of the last
+ * five batches per producer answered DUPLICATE_SEQUENCE with the original
+ * offset, gaps OUT_OF_ORDER_SEQUENCE, unknown producers not at 0
+ * UNKNOWN_PRODUCER_ID, old epochs INVALID_PRODUCER_EPOCH). */
+/* The next `count` produce requests are applied, then the connection is
+ * closed instead of answering (a reply lost on the way). */
+void fake_broker_drop_produce_replies(struct fake_broker *fb, int count);
+/* Answer InitProducerId with UNSUPPORTED_API from now on. */
+void fake_broker_refuse_producer_ids(struct fake_broker *fb);
+/* Forget every producer's sequences (as expiry would). */
+void fake_broker_forget_producers(struct fake_broker *fb);
+/* InitProducerId requests received so far. */
+uint64_t fake_broker_producer_id_requests(struct fake_broker *fb);
 
 #endif /* TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H */

@@ -192,6 +192,44 @@ static void test_new_incarnation_moves_leaderships_first(void **state)
     fx_assert_replay_equal(f);
 }
 
+/* The replication core's rule: a broker never leads the same leader epoch
+ * twice. A restarted broker (new registration within the session) that
+ * led partitions, even as their only replica, must come back to bumped
+ * epochs, since its new incarnation lost what it had not fsynced. */
+static void test_reregistered_leader_never_reuses_an_epoch(void **state)
+{
+    struct ctl_fixture *f = *state;
+    int32_t before[2];
+    int64_t solo;
+    int64_t pair;
+
+    fx_join(f, 1, NULL);
+    solo = fx_create(f, "solo", 1, 1); /* only replica: broker 1 */
+    fx_join(f, 2, NULL);
+    pair = fx_create(f, "pair", 2, 2);
+    assert_int_equal(fx_part(f, solo, 0)->leader, 1);
+    before[0] = fx_part(f, solo, 0)->leader_epoch;
+    before[1] = fx_part(f, pair, 0)->leader == 1
+                    ? fx_part(f, pair, 0)->leader_epoch
+                    : fx_part(f, pair, 1)->leader_epoch;
+    fx_register(f, 1, NULL); /* restarted before its session expired */
+    assert_int_equal(fx_part(f, solo, 0)->leader, -1);
+    assert_true(fx_part(f, solo, 0)->leader_epoch > before[0]);
+    assert_int_equal(fx_heartbeat(f, 1), 0); /* caught up: unfenced */
+    assert_false(fx_fenced(f, 1));
+    /* it leads its only partition again, in a newer epoch than both the
+     * one it led before and the leaderless one in between */
+    assert_int_equal(fx_part(f, solo, 0)->leader, 1);
+    assert_true(fx_part(f, solo, 0)->leader_epoch > before[0] + 1);
+    assert_int_equal(meta_image_broker(fx_image(f), 1)->n_led, 1);
+    /* where another ISR member existed, leadership moved on with a bump */
+    assert_true(fx_part(f, pair, 0)->leader == 2 &&
+                fx_part(f, pair, 1)->leader == 2);
+    assert_true(fx_part(f, pair, 0)->leader_epoch > 0 ||
+                fx_part(f, pair, 1)->leader_epoch > before[1]);
+    fx_assert_replay_equal(f);
+}
+
 static void test_controlled_shutdown(void **state)
 {
     struct ctl_fixture *f = *state;
@@ -345,6 +383,9 @@ int main(void)
             test_fenced_broker_rejoins_with_its_epoch, fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(
             test_new_incarnation_moves_leaderships_first, fx_setup,
+            fx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_reregistered_leader_never_reuses_an_epoch, fx_setup,
             fx_teardown),
         cmocka_unit_test_setup_teardown(test_controlled_shutdown, fx_setup,
                                         fx_teardown),

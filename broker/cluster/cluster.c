@@ -1,0 +1,467 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Broker control plane: registration (retried with backoff), heartbeats
+ * carrying the applied metadata offset, the metadata long poll, fencing,
+ * controlled shutdown and AlterIsr. The controller decides; this file only
+ * keeps the broker talking to it and applies what it says. */
+#include "broker/cluster/cluster_int.h"
+
+#include <event2/event.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "common/mem.h"
+#include "common/net/addr.h"
+#include "common/trace.h"
+
+#define CLUSTER_FETCH_WAIT_MS  5000
+#define CLUSTER_FETCH_BYTES    (1024u * 1024)
+#define CLUSTER_CALL_MS        5000
+#define CLUSTER_BACKOFF_MIN_MS 100
+#define CLUSTER_BACKOFF_MAX_MS 2000
+
+static void cluster_arm(struct event *ev, uint64_t ms)
+{
+    struct timeval tv = {(time_t)(ms / 1000),
+                         (suseconds_t)((ms % 1000) * 1000)};
+
+    (void)event_add(ev, &tv);
+}
+
+static uint64_t cluster_backoff(struct cluster *c)
+{
+    uint64_t ms = c->backoff_ms;
+
+    c->backoff_ms =
+        ms * 2 > CLUSTER_BACKOFF_MAX_MS ? CLUSTER_BACKOFF_MAX_MS : ms * 2;
+    return ms;
+}
+
+/* Controlled shutdown is over (or timed out): let the broker stop. */
+static void cluster_stop_broker(struct cluster *c, const char *how)
+{
+    struct broker *b = c->b;
+
+    if (b->stopping) {
+        return;
+    }
+    trace_info("cluster", "event=controlled_shutdown_done broker=%d how=%s",
+               (int)c->id, how);
+    b->stopping = true;
+    (void)event_base_loopexit(b->base, NULL);
+}
+
+static void cluster_register(struct cluster *c);
+
+static void cluster_register_reply(void *arg,
+                                   int err,
+                                   const Weir__Response *resp,
+                                   const uint8_t *payload,
+                                   uint32_t len,
+                                   const struct err_detail *ed)
+{
+    struct cluster *c = arg;
+
+    (void)payload;
+    (void)len;
+    c->registering = false;
+    if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_REGISTER_BROKER) {
+        uint64_t ms = cluster_backoff(c);
+        trace_warn("cluster",
+                   "event=register_failed broker=%d error=%s msg=\"%s\" "
+                   "retry_ms=%llu",
+                   (int)c->id, weir_err_name(err != 0 ? err : WEIR_EMALFORMED),
+                   ed->msg, (unsigned long long)ms);
+        cluster_arm(c->register_timer, ms);
+        return;
+    }
+    c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
+    c->broker_epoch = resp->register_broker->broker_epoch;
+    c->fenced = true;
+    trace_info("cluster", "event=registered broker=%d epoch=%lld controller=%s",
+               (int)c->id, (long long)c->broker_epoch, c->controller);
+}
+
+static void cluster_register(struct cluster *c)
+{
+    const struct broker *b = c->b;
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__RegisterBrokerRequest m = WEIR__REGISTER_BROKER_REQUEST__INIT;
+
+    if (c->registering || c->shutting_down) {
+        return;
+    }
+    m.broker_id = c->id;
+    m.host = (char *)b->adv_host;
+    m.port = b->adv_port;
+    m.rack = b->cfg.rack != NULL ? b->cfg.rack : "";
+    req.client_id = "weir-broker";
+    req.body_case = WEIR__REQUEST__BODY_REGISTER_BROKER;
+    req.register_broker = &m;
+    c->broker_epoch = -1;
+    if (cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_register_reply, c) !=
+        0) {
+        cluster_arm(c->register_timer, cluster_backoff(c));
+        return;
+    }
+    c->registering = true;
+}
+
+static void cluster_register_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    cluster_register(arg);
+}
+
+static void cluster_heartbeat_reply(void *arg,
+                                    int err,
+                                    const Weir__Response *resp,
+                                    const uint8_t *payload,
+                                    uint32_t len,
+                                    const struct err_detail *ed)
+{
+    struct cluster *c = arg;
+    const Weir__BrokerHeartbeatResponse *h;
+
+    (void)payload;
+    (void)len;
+    c->hb_inflight = false;
+    if (err == WEIR_ENOT_FOUND) {
+        /* the controller no longer knows this incarnation */
+        trace_warn("cluster", "event=registration_lost broker=%d msg=\"%s\"",
+                   (int)c->id, ed->msg);
+        if (c->shutting_down) {
+            cluster_stop_broker(c, "unregistered");
+            return;
+        }
+        cluster_register(c);
+        return;
+    }
+    if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_BROKER_HEARTBEAT) {
+        trace_debug("cluster", "event=heartbeat_failed msg=\"%s\"", ed->msg);
+        return;
+    }
+    h = resp->broker_heartbeat;
+    if (h->fenced != c->fenced) {
+        trace_info("cluster", "event=%s broker=%d epoch=%lld",
+                   h->fenced ? "fenced" : "unfenced", (int)c->id,
+                   (long long)c->broker_epoch);
+    }
+    c->fenced = h->fenced;
+    if (c->shutting_down && h->shutdown_ok && !c->shutdown_ok) {
+        c->shutdown_ok = true;
+        trace_info("cluster", "event=shutdown_ok broker=%d", (int)c->id);
+        cluster_applied(c);
+    }
+}
+
+static void cluster_heartbeat(struct cluster *c)
+{
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__BrokerHeartbeatRequest m = WEIR__BROKER_HEARTBEAT_REQUEST__INIT;
+
+    if (c->broker_epoch < 0 || c->hb_inflight) {
+        return;
+    }
+    m.broker_id = c->id;
+    m.broker_epoch = c->broker_epoch;
+    m.applied_offset = meta_image_end_offset(c->img) - 1;
+    m.want_shutdown = c->shutting_down;
+    req.client_id = "weir-broker";
+    req.body_case = WEIR__REQUEST__BODY_BROKER_HEARTBEAT;
+    req.broker_heartbeat = &m;
+    if (cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_heartbeat_reply, c) ==
+        0) {
+        c->hb_inflight = true;
+    }
+}
+
+static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct cluster *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->broker_epoch < 0) {
+        cluster_register(c);
+    } else {
+        cluster_heartbeat(c);
+    }
+}
+
+static void cluster_fetch(struct cluster *c);
+
+static void cluster_fetch_reply(void *arg,
+                                int err,
+                                const Weir__Response *resp,
+                                const uint8_t *payload,
+                                uint32_t len,
+                                const struct err_detail *ed)
+{
+    struct cluster *c = arg;
+    struct err_detail aed;
+    int rv;
+
+    if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_FETCH_METADATA) {
+        trace_debug("cluster", "event=metadata_fetch_failed msg=\"%s\"",
+                    ed->msg);
+        cluster_arm(c->fetch_timer, cluster_backoff(c));
+        return;
+    }
+    err_detail_clear(&aed);
+    rv = cluster_apply(c, resp->fetch_metadata, payload, len, &aed);
+    if (rv != 0) {
+        trace_error("cluster",
+                    "event=metadata_apply_failed error=%s msg=\"%s\"",
+                    weir_err_name(rv), aed.msg);
+        cluster_arm(c->fetch_timer, cluster_backoff(c));
+        return;
+    }
+    cluster_applied(c);
+    cluster_fetch(c);
+}
+
+static void cluster_fetch(struct cluster *c)
+{
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__FetchMetadataRequest m = WEIR__FETCH_METADATA_REQUEST__INIT;
+
+    m.broker_id = c->id;
+    m.broker_epoch = c->broker_epoch;
+    m.from_offset = meta_image_end_offset(c->img);
+    m.max_wait_ms = c->caught_up ? CLUSTER_FETCH_WAIT_MS : 0;
+    m.max_bytes = CLUSTER_FETCH_BYTES;
+    req.client_id = "weir-broker";
+    req.body_case = WEIR__REQUEST__BODY_FETCH_METADATA;
+    req.fetch_metadata = &m;
+    if (cconn_call(c->fetch, &req, CLUSTER_FETCH_WAIT_MS + CLUSTER_CALL_MS,
+                   cluster_fetch_reply, c) != 0) {
+        cluster_arm(c->fetch_timer, cluster_backoff(c));
+    }
+}
+
+static void cluster_fetch_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    cluster_fetch(arg);
+}
+
+void cluster_applied(struct cluster *c)
+{
+    const struct meta_broker *self = meta_image_broker(c->img, c->id);
+
+    cluster_api_wake(c, false);
+    /* exit once the move of our leaderships is applied here too, so this
+     * broker's last metadata answers already name the new leaders */
+    if (c->shutdown_ok && (self == NULL || self->fenced || self->n_led == 0)) {
+        cluster_stop_broker(c, "leaderships_moved");
+    }
+}
+
+static void
+cluster_shutdown_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct cluster *c = arg;
+
+    (void)fd;
+    (void)what;
+    trace_warn("cluster", "event=controlled_shutdown_timeout broker=%d",
+               (int)c->id);
+    cluster_stop_broker(c, "timeout");
+}
+
+bool cluster_shutdown_begin(struct cluster *c)
+{
+    if (c->shutting_down) {
+        return true;
+    }
+    if (c->broker_epoch < 0 || c->b->cfg.controlled_shutdown_timeout_ms == 0) {
+        return false;
+    }
+    c->shutting_down = true;
+    trace_info("cluster",
+               "event=controlled_shutdown_begin broker=%d epoch=%lld",
+               (int)c->id, (long long)c->broker_epoch);
+    cluster_arm(c->shutdown_timer,
+                (uint64_t)c->b->cfg.controlled_shutdown_timeout_ms);
+    c->hb_inflight = false; /* do not wait for a plain heartbeat's answer */
+    cluster_heartbeat(c);
+    return true;
+}
+
+int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
+{
+    struct cluster *c;
+    char host[256];
+    uint16_t port;
+    int rv;
+
+    *out = NULL;
+    rv = addr_split(b->cfg.controller, host, sizeof(host), &port, ed);
+    if (rv != 0) {
+        err_wrap(ed, "controller");
+        return WEIR_ECONFIG;
+    }
+    c = mem_calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
+    c->b = b;
+    c->id = (int32_t)b->cfg.id;
+    c->broker_epoch = -1;
+    c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
+    c->hook = cluster_role_trace;
+    c->hook_arg = c;
+    c->controller = mem_strdup(b->cfg.controller);
+    c->register_timer = evtimer_new(b->base, cluster_register_cb, c);
+    c->heartbeat_timer =
+        event_new(b->base, -1, EV_PERSIST, cluster_heartbeat_cb, c);
+    c->fetch_timer = evtimer_new(b->base, cluster_fetch_cb, c);
+    c->shutdown_timer = evtimer_new(b->base, cluster_shutdown_timeout_cb, c);
+    if (c->controller == NULL || c->register_timer == NULL ||
+        c->heartbeat_timer == NULL || c->fetch_timer == NULL ||
+        c->shutdown_timer == NULL || meta_image_new(&c->img) != 0 ||
+        cconn_new(b->base, c->controller, &c->rpc) != 0 ||
+        cconn_new(b->base, c->controller, &c->fetch) != 0) {
+        cluster_free(c);
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
+    cluster_arm(c->heartbeat_timer, (uint64_t)b->cfg.heartbeat_interval_ms);
+    cluster_register(c);
+    cluster_fetch(c);
+    *out = c;
+    return 0;
+}
+
+static void cluster_free_event(struct event *ev)
+{
+    if (ev != NULL) {
+        event_free(ev);
+    }
+}
+
+void cluster_free(struct cluster *c)
+{
+    if (c == NULL) {
+        return;
+    }
+    cluster_api_wake(c, true);
+    cconn_free(c->rpc);
+    cconn_free(c->fetch);
+    cluster_free_event(c->register_timer);
+    cluster_free_event(c->heartbeat_timer);
+    cluster_free_event(c->fetch_timer);
+    cluster_free_event(c->shutdown_timer);
+    meta_image_free(c->img);
+    mem_free(c->roles);
+    mem_free(c->controller);
+    mem_free(c);
+}
+
+void cluster_set_partition_hook(struct cluster *c,
+                                cluster_partition_fn fn,
+                                void *arg)
+{
+    c->hook = fn;
+    c->hook_arg = arg;
+}
+
+const struct meta_image *cluster_image(const struct cluster *c)
+{
+    return c->img;
+}
+
+const char *cluster_controller(const struct cluster *c)
+{
+    return c->controller;
+}
+
+int64_t cluster_broker_epoch(const struct cluster *c)
+{
+    return c->broker_epoch;
+}
+
+bool cluster_fenced(const struct cluster *c)
+{
+    return c->fenced;
+}
+
+struct cluster_isr_call {
+    cluster_alter_isr_fn fn;
+    void *arg;
+};
+
+static void cluster_alter_isr_reply(void *arg,
+                                    int err,
+                                    const Weir__Response *resp,
+                                    const uint8_t *payload,
+                                    uint32_t len,
+                                    const struct err_detail *ed)
+{
+    struct cluster_isr_call *call = arg;
+    struct meta_ids isr;
+    int32_t le = -1;
+    int32_t pe = -1;
+    size_t i;
+
+    (void)payload;
+    (void)len;
+    (void)ed;
+    memset(&isr, 0, sizeof(isr));
+    if (resp != NULL && resp->body_case == WEIR__RESPONSE__BODY_ALTER_ISR) {
+        const Weir__AlterIsrResponse *a = resp->alter_isr;
+        le = a->leader_epoch;
+        pe = a->partition_epoch;
+        for (i = 0; i < a->n_isr && i < META_MAX_REPLICAS; i++) {
+            isr.ids[isr.n++] = a->isr[i];
+        }
+    }
+    call->fn(call->arg, err, le, pe, &isr);
+    mem_free(call);
+}
+
+int cluster_alter_isr(struct cluster *c,
+                      int64_t topic_id,
+                      int32_t partition,
+                      int32_t leader_epoch,
+                      int32_t partition_epoch,
+                      const struct meta_ids *isr,
+                      cluster_alter_isr_fn fn,
+                      void *arg)
+{
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__AlterIsrRequest m = WEIR__ALTER_ISR_REQUEST__INIT;
+    struct cluster_isr_call *call;
+    int32_t ids[META_MAX_REPLICAS];
+    int rv;
+
+    if (c->broker_epoch < 0) {
+        return WEIR_ENOT_FOUND;
+    }
+    call = mem_calloc(1, sizeof(*call));
+    if (call == NULL) {
+        return WEIR_ENOMEM;
+    }
+    call->fn = fn;
+    call->arg = arg;
+    memcpy(ids, isr->ids, sizeof(ids));
+    m.broker_id = c->id;
+    m.broker_epoch = c->broker_epoch;
+    m.topic_id = topic_id;
+    m.partition = partition;
+    m.leader_epoch = leader_epoch;
+    m.partition_epoch = partition_epoch;
+    m.isr = ids;
+    m.n_isr = isr->n;
+    req.client_id = "weir-broker";
+    req.body_case = WEIR__REQUEST__BODY_ALTER_ISR;
+    req.alter_isr = &m;
+    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_alter_isr_reply,
+                    call);
+    if (rv != 0) {
+        mem_free(call);
+    }
+    return rv;
+}

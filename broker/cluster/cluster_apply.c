@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Applying the metadata log on a broker: records (or a snapshot) into the
+ * local image, then, once caught up with the controller, the partition
+ * logs this broker hosts and the role of each. Logs and roles follow the
+ * image only when it is complete: a half-fetched log would look like
+ * deleted topics. */
+#include <string.h>
+
+#include "broker/broker.h"
+#include "broker/cluster/cluster_int.h"
+#include "common/mem.h"
+#include "common/trace.h"
+#include "controller/meta/meta_snapshot.h"
+
+/* Records: u32be length | record, applied in order to img. */
+static int cluster_apply_records(struct meta_image *img,
+                                 const uint8_t *p,
+                                 uint32_t len,
+                                 uint32_t count,
+                                 struct err_detail *ed)
+{
+    struct weir_cursor c;
+    uint32_t i;
+    int rv;
+
+    cur_init(&c, p, len);
+    for (i = 0; i < count; i++) {
+        struct meta_record rec;
+        struct weir_slice rb;
+        struct weir_cursor rc;
+        uint32_t rlen;
+        if (!cur_u32be(&c, &rlen) || !cur_bytes(&c, rlen, &rb)) {
+            return err_set(ed, WEIR_ECORRUPT, "metadata record %u truncated",
+                           i);
+        }
+        cur_init(&rc, rb.p, rb.len);
+        rv = meta_record_decode(&rc, &rec, ed);
+        if (rv == 0) {
+            rv = meta_image_apply(img, &rec, ed);
+        }
+        if (rv != 0) {
+            err_wrap(ed, "metadata record at offset %lld",
+                     (long long)meta_image_end_offset(img));
+            return rv;
+        }
+    }
+    return cur_remaining(&c) == 0
+               ? 0
+               : err_set(ed, WEIR_ECORRUPT, "bytes after the last record");
+}
+
+static bool cluster_hosts(const struct meta_topic *t, int32_t id)
+{
+    uint32_t p;
+
+    for (p = 0; p < t->n_partitions; p++) {
+        if (meta_ids_has(&t->partitions[p].replicas, id)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Topic configs the partition logs understand; the rest (such as
+ * min.insync.replicas) are the cluster's business, not the log's. */
+static uint32_t cluster_log_configs(const struct broker *b,
+                                    const struct meta_topic *t,
+                                    struct logmgr_kv *kv)
+{
+    struct plog_config tmp;
+    struct err_detail ed;
+    uint32_t n = 0;
+    uint32_t i;
+
+    for (i = 0; i < t->n_configs; i++) {
+        kv[n].key = t->configs[i].key;
+        kv[n].value = t->configs[i].value;
+        if (logmgr_parse_topic_config(&b->log_defaults, &kv[n], 1, &tmp, &ed) ==
+            0) {
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Partition logs follow the image: a topic with a replica here gets its
+ * logs; a local topic the cluster no longer has is deleted. */
+static void cluster_sync_logs(struct cluster *c)
+{
+    struct broker *b = c->b;
+    struct logmgr_kv kv[META_MAX_CONFIGS];
+    struct logmgr_topic lt;
+    struct err_detail ed;
+    uint32_t i;
+
+    for (i = 0; i < meta_image_topic_count(c->img); i++) {
+        const struct meta_topic *t = meta_image_topic_at(c->img, i);
+        if (!cluster_hosts(t, c->id) || logmgr_topic(b->logs, t->name, &lt)) {
+            continue;
+        }
+        if (logmgr_create_topic(b->logs, t->name, (int32_t)t->n_partitions, 0,
+                                kv, cluster_log_configs(b, t, kv), false,
+                                clock_wall_ms(b->clock), &ed) != 0) {
+            trace_error("cluster",
+                        "event=partition_logs_failed topic=%s msg=\"%s\"",
+                        t->name, ed.msg);
+            continue;
+        }
+        trace_info("cluster",
+                   "event=partition_logs_created topic=%s "
+                   "partitions=%u",
+                   t->name, t->n_partitions);
+    }
+    i = 0;
+    while (i < logmgr_topic_count(b->logs)) {
+        const struct meta_topic *t;
+        logmgr_topic_at(b->logs, i, &lt);
+        t = meta_image_topic_by_name(c->img, lt.name, strlen(lt.name));
+        if (t != NULL && cluster_hosts(t, c->id)) {
+            i++;
+            continue;
+        }
+        broker_flush_dirty(b);
+        idem_io_drop_topic(b->idem, lt.name);
+        if (logmgr_delete_topic(b->logs, lt.name, clock_wall_ms(b->clock),
+                                &ed) != 0) {
+            trace_error("cluster",
+                        "event=partition_logs_delete_failed "
+                        "msg=\"%s\"",
+                        ed.msg);
+            i++;
+            continue;
+        }
+        trace_info("cluster", "event=partition_logs_deleted");
+        broker_readable(b);
+    }
+}
+
+static bool cluster_role_same(const struct cluster_role_entry *a,
+                              const struct cluster_role_entry *b)
+{
+    return a->role == b->role && a->leader == b->leader &&
+           a->leader_epoch == b->leader_epoch &&
+           a->partition_epoch == b->partition_epoch && a->isr.n == b->isr.n &&
+           memcmp(a->isr.ids, b->isr.ids, a->isr.n * sizeof(int32_t)) == 0;
+}
+
+static const struct cluster_role_entry *
+cluster_role_find(const struct cluster *c, int64_t topic_id, int32_t p)
+{
+    uint32_t i;
+
+    /* linear: role changes are rare and partitions per broker few */
+    for (i = 0; i < c->n_roles; i++) {
+        if (c->roles[i].topic_id == topic_id && c->roles[i].partition == p) {
+            return &c->roles[i];
+        }
+    }
+    return NULL;
+}
+
+static uint32_t cluster_role_count(const struct cluster *c)
+{
+    uint32_t n = 0;
+    uint32_t i;
+    uint32_t p;
+
+    for (i = 0; i < meta_image_topic_count(c->img); i++) {
+        const struct meta_topic *t = meta_image_topic_at(c->img, i);
+        for (p = 0; p < t->n_partitions; p++) {
+            n += meta_ids_has(&t->partitions[p].replicas, c->id);
+        }
+    }
+    return n;
+}
+
+static void cluster_role_fire(struct cluster *c,
+                              const struct cluster_role_entry *e,
+                              const char *topic,
+                              const struct meta_ids *replicas)
+{
+    struct cluster_partition_state st;
+
+    st.topic = topic;
+    st.topic_id = e->topic_id;
+    st.partition = e->partition;
+    st.role = e->role;
+    st.leader = e->leader;
+    st.leader_epoch = e->leader_epoch;
+    st.partition_epoch = e->partition_epoch;
+    st.replicas = replicas;
+    st.isr = &e->isr;
+    c->hook(c->hook_arg, &st);
+}
+
+/* New role table from the image; the hook hears of every entry that is
+ * new or changed, and of every one that went away (role NONE). */
+static int cluster_sync_roles(struct cluster *c)
+{
+    static const struct meta_ids none = {0, {0}};
+    uint32_t n = cluster_role_count(c);
+    struct cluster_role_entry *next = mem_calloc(n + 1, sizeof(*next));
+    uint32_t k = 0;
+    uint32_t i;
+    uint32_t p;
+
+    if (next == NULL) {
+        return WEIR_ENOMEM;
+    }
+    for (i = 0; i < meta_image_topic_count(c->img); i++) {
+        const struct meta_topic *t = meta_image_topic_at(c->img, i);
+        for (p = 0; p < t->n_partitions; p++) {
+            const struct meta_partition *mp = &t->partitions[p];
+            const struct cluster_role_entry *old;
+            struct cluster_role_entry *e = &next[k];
+            if (!meta_ids_has(&mp->replicas, c->id)) {
+                continue;
+            }
+            e->topic_id = t->id;
+            e->partition = (int32_t)p;
+            e->role = mp->leader == c->id ? CLUSTER_ROLE_LEADER
+                                          : CLUSTER_ROLE_FOLLOWER;
+            e->leader = mp->leader;
+            e->leader_epoch = mp->leader_epoch;
+            e->partition_epoch = mp->partition_epoch;
+            e->isr = mp->isr;
+            k++;
+            old = cluster_role_find(c, e->topic_id, e->partition);
+            if (old == NULL || !cluster_role_same(old, e)) {
+                cluster_role_fire(c, e, t->name, &mp->replicas);
+            }
+        }
+    }
+    for (i = 0; i < c->n_roles; i++) {
+        struct cluster_role_entry gone = c->roles[i];
+        const struct meta_topic *t = meta_image_topic(c->img, gone.topic_id);
+        if (t != NULL && gone.partition < (int32_t)t->n_partitions &&
+            meta_ids_has(&t->partitions[gone.partition].replicas, c->id)) {
+            continue;
+        }
+        gone.role = CLUSTER_ROLE_NONE;
+        gone.leader = -1;
+        cluster_role_fire(c, &gone, t != NULL ? t->name : "", &none);
+    }
+    mem_free(c->roles);
+    c->roles = next;
+    c->n_roles = n;
+    return 0;
+}
+
+void cluster_role_trace(void *arg, const struct cluster_partition_state *st)
+{
+    struct cluster *c = arg;
+    const struct cluster_role_entry *old =
+        cluster_role_find(c, st->topic_id, st->partition);
+    static const char *const names[] = {"none", "leader", "follower"};
+
+    if (old != NULL && old->leader == st->leader &&
+        old->leader_epoch == st->leader_epoch && old->role == st->role) {
+        trace_debug("cluster",
+                    "event=isr_change topic=%s partition=%d isr_count=%u "
+                    "partition_epoch=%d",
+                    st->topic, (int)st->partition, st->isr->n,
+                    (int)st->partition_epoch);
+        return;
+    }
+    trace_info("cluster",
+               "event=leader_change topic=%s partition=%d leader=%d "
+               "epoch=%d role=%s",
+               st->topic, (int)st->partition, (int)st->leader,
+               (int)st->leader_epoch, names[st->role]);
+}
+
+int cluster_apply(struct cluster *c,
+                  const Weir__FetchMetadataResponse *m,
+                  const uint8_t *payload,
+                  uint32_t len,
+                  struct err_detail *ed)
+{
+    struct meta_image *img = NULL;
+    int rv;
+
+    if (m->snapshot) {
+        rv = meta_snapshot_decode(payload, len, &img, ed);
+        if (rv != 0) {
+            return rv;
+        }
+        meta_image_free(c->img);
+        c->img = img;
+        trace_info("cluster", "event=metadata_snapshot_loaded end_offset=%lld",
+                   (long long)meta_image_end_offset(c->img));
+    } else if (m->record_count > 0) {
+        if (m->first_offset != meta_image_end_offset(c->img)) {
+            return err_set(ed, WEIR_ECORRUPT,
+                           "metadata from offset %lld, expected %lld",
+                           (long long)m->first_offset,
+                           (long long)meta_image_end_offset(c->img));
+        }
+        rv = cluster_apply_records(c->img, payload, len, m->record_count, ed);
+        if (rv != 0) {
+            /* the image took part of the batch: start again from scratch */
+            meta_image_free(c->img);
+            c->img = NULL;
+            if (meta_image_new(&c->img) != 0) {
+                return err_set(ed, WEIR_ENOMEM, "out of memory");
+            }
+            c->caught_up = false;
+            return rv;
+        }
+    }
+    c->caught_up = meta_image_end_offset(c->img) >= m->end_offset;
+    if (c->caught_up &&
+        (m->snapshot || m->record_count > 0 || c->n_roles == 0)) {
+        cluster_sync_logs(c);
+        if (cluster_sync_roles(c) != 0) {
+            return err_set(ed, WEIR_ENOMEM, "out of memory");
+        }
+    }
+    return 0;
+}

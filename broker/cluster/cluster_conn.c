@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Controller connection: frames in, frames out, a FIFO of pending calls
+ * matched by correlation id. Callbacks run from the loop with the pending
+ * list already detached, so a callback may issue new calls (or reset). */
+#include "broker/cluster/cluster_conn.h"
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "common/buf.h"
+#include "common/clock.h"
+#include "common/frame.h"
+#include "common/mem.h"
+#include "common/net/addr.h"
+#include "common/rpc.h"
+
+#define CCONN_MAX_FRAME (64u * 1024 * 1024)
+
+struct cconn_call {
+    struct cconn_call *next;
+    uint32_t correlation_id;
+    uint64_t deadline_ms;
+    cconn_reply_fn fn;
+    void *arg;
+};
+
+struct cconn {
+    struct event_base *base;
+    char *address;
+    struct bufferevent *bev; /* NULL while disconnected */
+    struct event *timer;     /* deadline checks */
+    struct cconn_call *head; /* oldest first */
+    struct cconn_call *tail;
+    uint32_t n_pending;
+    uint32_t next_corr;
+};
+
+static void cconn_fail_all(struct cconn *c, int err, const char *why)
+{
+    struct cconn_call *list = c->head;
+    struct err_detail ed;
+
+    c->head = c->tail = NULL;
+    c->n_pending = 0;
+    if (c->bev != NULL) {
+        bufferevent_free(c->bev);
+        c->bev = NULL;
+    }
+    err_set(&ed, err, "controller %s: %s", c->address, why);
+    while (list != NULL) {
+        struct cconn_call *next = list->next;
+        list->fn(list->arg, err, NULL, NULL, 0, &ed);
+        mem_free(list);
+        list = next;
+    }
+}
+
+void cconn_reset(struct cconn *c)
+{
+    cconn_fail_all(c, WEIR_ENETWORK, "connection reset");
+}
+
+uint32_t cconn_pending(const struct cconn *c)
+{
+    return c->n_pending;
+}
+
+static void cconn_deliver(struct cconn *c,
+                          const uint8_t *frame,
+                          uint32_t len,
+                          const struct frame_info *fi)
+{
+    struct cconn_call *call = c->head;
+    struct weir_slice hdr = {frame + FRAME_PREFIX_BYTES, fi->header_len};
+    Weir__Response *resp = NULL;
+    struct err_detail ed;
+    int rv;
+
+    (void)len;
+    err_detail_clear(&ed);
+    rv = rpc_response_decode(hdr, fi->payload_len, &resp, &ed);
+    if (rv != 0 || call == NULL ||
+        resp->correlation_id != call->correlation_id) {
+        rpc_response_free(resp);
+        cconn_fail_all(c, WEIR_EMALFORMED, "unexpected response");
+        return;
+    }
+    c->head = call->next;
+    if (c->head == NULL) {
+        c->tail = NULL;
+    }
+    c->n_pending--;
+    rv = resp->error_code;
+    if (rv != 0) {
+        err_set(&ed, rv, "%s",
+                resp->error_message != NULL && resp->error_message[0]
+                    ? resp->error_message
+                    : weir_err_str(rv));
+    }
+    call->fn(call->arg, rv, resp, frame + FRAME_PREFIX_BYTES + fi->header_len,
+             fi->payload_len, &ed);
+    rpc_response_free(resp);
+    mem_free(call);
+}
+
+static void cconn_read_cb(struct bufferevent *bev, void *arg)
+{
+    struct cconn *c = arg;
+    struct evbuffer *in = bufferevent_get_input(bev);
+    struct frame_limits lim = {CCONN_MAX_FRAME, FRAME_DEFAULT_MAX_HEADER_BYTES};
+
+    while (c->bev == bev && evbuffer_get_length(in) >= FRAME_PREFIX_BYTES) {
+        uint8_t prefix[FRAME_PREFIX_BYTES];
+        struct frame_info fi;
+        struct err_detail ed;
+        uint8_t *frame;
+        size_t total;
+        (void)evbuffer_copyout(in, prefix, sizeof(prefix));
+        if (frame_decode_prefix(prefix, &lim, &fi, &ed) != 0) {
+            cconn_fail_all(c, WEIR_EMALFORMED, "bad frame");
+            return;
+        }
+        total = 4 + (size_t)fi.frame_len;
+        if (evbuffer_get_length(in) < total) {
+            return;
+        }
+        frame = evbuffer_pullup(in, (ev_ssize_t)total);
+        if (frame == NULL) {
+            cconn_fail_all(c, WEIR_ENOMEM, "out of memory");
+            return;
+        }
+        cconn_deliver(c, frame, (uint32_t)total, &fi);
+        if (c->bev == bev) {
+            (void)evbuffer_drain(in, total);
+        }
+    }
+}
+
+static void cconn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct cconn *c = arg;
+
+    (void)bev;
+    if (what & BEV_EVENT_CONNECTED) {
+        int one = 1;
+        (void)setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one,
+                         sizeof(one));
+        return;
+    }
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+        cconn_fail_all(c, WEIR_ENETWORK,
+                       what & BEV_EVENT_EOF ? "closed" : "connection failed");
+    }
+}
+
+static void cconn_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct cconn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->head != NULL &&
+        clock_now_ms(clock_system()) >= c->head->deadline_ms) {
+        cconn_fail_all(c, WEIR_EREQUEST_TIMED_OUT, "request timed out");
+    }
+}
+
+int cconn_new(struct event_base *base, const char *address, struct cconn **out)
+{
+    struct cconn *c = mem_calloc(1, sizeof(*c));
+    struct timeval tv = {0, 100000};
+
+    *out = NULL;
+    if (c == NULL) {
+        return WEIR_ENOMEM;
+    }
+    c->base = base;
+    c->address = mem_strdup(address);
+    c->timer = event_new(base, -1, EV_PERSIST, cconn_timer_cb, c);
+    if (c->address == NULL || c->timer == NULL) {
+        cconn_free(c);
+        return WEIR_ENOMEM;
+    }
+    (void)event_add(c->timer, &tv);
+    c->next_corr = 1;
+    *out = c;
+    return 0;
+}
+
+void cconn_free(struct cconn *c)
+{
+    struct cconn_call *call;
+
+    if (c == NULL) {
+        return;
+    }
+    if (c->bev != NULL) {
+        bufferevent_free(c->bev);
+    }
+    while ((call = c->head) != NULL) {
+        c->head = call->next;
+        mem_free(call);
+    }
+    if (c->timer != NULL) {
+        event_free(c->timer);
+    }
+    mem_free(c->address);
+    mem_free(c);
+}
+
+static int cconn_connect(struct cconn *c)
+{
+    struct sockaddr_storage ss;
+    struct err_detail ed;
+    socklen_t len;
+
+    if (addr_parse(c->address, &ss, &len, &ed) != 0) {
+        return WEIR_ENETWORK;
+    }
+    c->bev = bufferevent_socket_new(c->base, -1, 0 | BEV_OPT_CLOSE_ON_FREE);
+    if (c->bev == NULL) {
+        return WEIR_ENOMEM;
+    }
+    bufferevent_setcb(c->bev, cconn_read_cb, NULL, cconn_event_cb, c);
+    if (bufferevent_socket_connect(c->bev, (struct sockaddr *)&ss, (int)len) !=
+            0 ||
+        bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
+        bufferevent_free(c->bev);
+        c->bev = NULL;
+        return WEIR_ENETWORK;
+    }
+    return 0;
+}
+
+int cconn_call(struct cconn *c,
+               Weir__Request *req,
+               uint32_t timeout_ms,
+               cconn_reply_fn fn,
+               void *arg)
+{
+    struct cconn_call *call;
+    struct weir_buf b;
+    uint32_t saved_corr;
+    int rv;
+
+    if (c->bev == NULL && (rv = cconn_connect(c)) != 0) {
+        return rv;
+    }
+    call = mem_calloc(1, sizeof(*call));
+    if (call == NULL) {
+        return WEIR_ENOMEM;
+    }
+    /* a forwarded request keeps its own id once sent: restore it */
+    saved_corr = req->correlation_id;
+    req->correlation_id = c->next_corr++;
+    call->correlation_id = req->correlation_id;
+    buf_init(&b);
+    rv = rpc_encode_request(req, 0, &b);
+    req->correlation_id = saved_corr;
+    if (rv == 0 && bufferevent_write(c->bev, b.data, b.len) != 0) {
+        rv = WEIR_ENOMEM;
+    }
+    buf_fini(&b);
+    if (rv != 0) {
+        mem_free(call);
+        return rv;
+    }
+    call->deadline_ms = clock_now_ms(clock_system()) + timeout_ms;
+    call->fn = fn;
+    call->arg = arg;
+    if (c->tail != NULL) {
+        c->tail->next = call;
+    } else {
+        c->head = call;
+    }
+    c->tail = call;
+    c->n_pending++;
+    return 0;
+}

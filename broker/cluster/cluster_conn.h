@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A broker's connection to the controller: framed protobuf RPC over a
+ * libevent bufferevent, pipelined (answers come back in request order).
+ * Connects on the first call; when the connection fails or a call passes
+ * its deadline, every pending call is answered with WEIR_ENETWORK (or
+ * WEIR_EREQUEST_TIMED_OUT) and the next call connects again.
+ * Locality: the broker loop thread. */
+#ifndef BROKER_CLUSTER_CLUSTER_CONN_H
+#define BROKER_CLUSTER_CLUSTER_CONN_H
+
+#include <stdint.h>
+
+#include "common/err.h"
+#include "proto/weir.pb-c.h"
+
+struct event_base;
+struct cconn;
+
+/* The answer to one call. err != 0: transport failure or an envelope
+ * error (resp may then be NULL; ed says why). resp and payload are
+ * borrowed for the duration of the callback. */
+typedef void (*cconn_reply_fn)(void *arg,
+                               int err,
+                               const Weir__Response *resp,
+                               const uint8_t *payload,
+                               uint32_t payload_len,
+                               const struct err_detail *ed);
+
+/* A connection to "host:port" (resolved at each connect). Errors:
+ * WEIR_ENOMEM. */
+WEIR_MUST_CHECK int
+cconn_new(struct event_base *base, const char *address, struct cconn **out);
+/* Drop the connection; pending calls are forgotten without callbacks.
+ * NULL is a no-op. */
+void cconn_free(struct cconn *c);
+
+/* Send req (under a correlation id of this connection; req is left as
+ * it was) and call fn once with the
+ * answer, never from inside this call. timeout_ms bounds the wait.
+ * Errors: WEIR_ENOMEM, WEIR_ENETWORK (cannot connect; fn not called). */
+WEIR_MUST_CHECK int cconn_call(struct cconn *c,
+                               Weir__Request *req,
+                               uint32_t timeout_ms,
+                               cconn_reply_fn fn,
+                               void *arg);
+/* Fail every pending call with WEIR_ENETWORK and close the socket. */
+void cconn_reset(struct cconn *c);
+/* Calls sent and not answered yet. */
+uint32_t cconn_pending(const struct cconn *c);
+
+#endif /* BROKER_CLUSTER_CLUSTER_CONN_H */

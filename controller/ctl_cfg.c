@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The controller's options. Every one is a flag, a config-file key and a
+ * WEIR_<NAME> environment variable (common/cfg.h). */
+#include <stddef.h>
+
+#include "controller/ctl_io.h"
+
+#define OPT_STR(n, def, help, field)                                           \
+    {                                                                          \
+        n, CFG_STR, def, help, offsetof(struct ctl_server_config, field), 0, 0 \
+    }
+#define OPT_INT(n, def, help, field, lo, hi)                                   \
+    {                                                                          \
+        n, CFG_INT, def, help, offsetof(struct ctl_server_config, field), lo,  \
+            hi                                                                 \
+    }
+#define OPT_BOOL(n, def, help, field)                                          \
+    {                                                                          \
+        n, CFG_BOOL, def, help, offsetof(struct ctl_server_config, field), 0,  \
+            1                                                                  \
+    }
+
+const struct cfg_option ctl_options[] = {
+    OPT_STR(
+        "listen", "127.0.0.1:9090", "address brokers and clients use", listen),
+    OPT_STR("advertise",
+            NULL,
+            "controller address given out in metadata (default: listen)",
+            advertise),
+    OPT_STR("data-dir",
+            "./data/controller",
+            "directory holding the metadata log and snapshot",
+            data_dir),
+    OPT_STR("log-level",
+            "info",
+            "trace level: debug, info, warn, error",
+            log_level),
+    OPT_INT("session-timeout-ms",
+            "3000",
+            "fence a broker not heard from for longer than this",
+            session_timeout_ms,
+            1,
+            (int64_t)CTL_MAX_INTERVAL_MS),
+    OPT_INT("heartbeat-interval-ms",
+            "500",
+            "how often brokers are expected to heartbeat (documentation: "
+            "brokers set their own; keep it well below the session timeout)",
+            heartbeat_interval_ms,
+            1,
+            (int64_t)CTL_MAX_INTERVAL_MS),
+    OPT_INT("default-partitions",
+            "1",
+            "partitions of a topic created without a count",
+            default_partitions,
+            1,
+            META_MAX_PARTITIONS),
+    OPT_INT("default-replication-factor",
+            "3",
+            "replicas of a topic created without a factor (capped at the "
+            "brokers in service)",
+            default_replication_factor,
+            1,
+            META_MAX_REPLICAS),
+    OPT_INT("default-min-insync-replicas",
+            "2",
+            "min.insync.replicas written for topics that do not set it "
+            "(capped at the replication factor)",
+            default_min_insync_replicas,
+            1,
+            META_MAX_REPLICAS),
+    OPT_INT("rebalance-interval-ms",
+            "300000",
+            "preferred-leader rebalance period; 0 = off",
+            rebalance_interval_ms,
+            0,
+            (int64_t)CTL_MAX_INTERVAL_MS),
+    OPT_BOOL("unclean-leader-election",
+             "false",
+             "elect a leader from outside the ISR when no ISR member is "
+             "in service (loses committed records)",
+             unclean_leader_election),
+    OPT_INT("snapshot-every-records",
+            "10000",
+            "write a snapshot and start a new log after this many records",
+            snapshot_every_records,
+            1,
+            100000000),
+    OPT_INT("max-frame-bytes",
+            "8388608",
+            "largest request frame accepted",
+            max_frame_bytes,
+            1024,
+            1073741824),
+    OPT_INT("metadata-max-wait-ms",
+            "30000",
+            "longest a FetchMetadata long poll is held",
+            metadata_max_wait_ms,
+            0,
+            600000),
+};
+
+const size_t ctl_options_count = sizeof(ctl_options) / sizeof(ctl_options[0]);
+
+int ctl_server_core_config(const struct ctl_server_config *c,
+                           struct ctl_config *out,
+                           struct err_detail *ed)
+{
+    ctl_config_init(out);
+    out->session_timeout_ms = (uint64_t)c->session_timeout_ms;
+    out->rebalance_interval_ms = (uint64_t)c->rebalance_interval_ms;
+    out->default_partitions = (int32_t)c->default_partitions;
+    out->default_replication_factor = (int32_t)c->default_replication_factor;
+    out->default_min_insync_replicas = (int32_t)c->default_min_insync_replicas;
+    out->unclean_leader_election = c->unclean_leader_election;
+    if (c->heartbeat_interval_ms >= c->session_timeout_ms) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "heartbeat-interval-ms (%lld) must be below "
+                       "session-timeout-ms (%lld)",
+                       (long long)c->heartbeat_interval_ms,
+                       (long long)c->session_timeout_ms);
+    }
+    return 0;
+}

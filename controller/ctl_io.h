@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The weir-controller process: options, the adapter that drives ctl_core
+ * (stamps events with the clock, persists each step's batch before anyone
+ * sees it, arms the TICK timer, rebuilds the core from the log when it ran
+ * ahead), the RPC server and the long-polling metadata fetchers.
+ * Locality: everything runs on the one event loop thread. */
+#ifndef CONTROLLER_CTL_IO_H
+#define CONTROLLER_CTL_IO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/cfg.h"
+#include "common/clock.h"
+#include "common/net/srv.h"
+#include "controller/ctl_log.h"
+#include "controller/elect/ctl_core.h"
+#include "proto/weir.pb-c.h"
+
+struct event_base;
+struct event;
+struct evbuffer;
+
+struct ctl_server_config {
+    char *listen;
+    char *advertise;
+    char *data_dir;
+    char *log_level;
+    int64_t session_timeout_ms;
+    int64_t heartbeat_interval_ms;
+    int64_t default_partitions;
+    int64_t default_replication_factor;
+    int64_t default_min_insync_replicas;
+    int64_t rebalance_interval_ms;
+    bool unclean_leader_election;
+    int64_t snapshot_every_records;
+    int64_t max_frame_bytes;
+    int64_t metadata_max_wait_ms;
+};
+
+extern const struct cfg_option ctl_options[];
+extern const size_t ctl_options_count;
+
+struct ctl_wait; /* a parked FetchMetadata (ctl_rpc.c) */
+
+struct ctl_server {
+    struct ctl_server_config cfg;
+    struct ctl_config core_cfg;
+    const struct clock *clock;
+    struct event_base *base;
+    struct srv *srv;
+    struct ctl_log *log;
+    struct ctl_core *core;  /* NULL only when a rebuild failed */
+    struct ctl_actions act; /* of the latest step */
+    struct ctl_wait *waits;
+    struct event *tick_ev;
+    struct event *sig_term;
+    struct event *sig_int;
+    char address[300]; /* host:port given to clients as the controller */
+    int exit_code;
+    bool stopping;
+};
+
+/* Map the options onto the core's settings. Errors: WEIR_ECONFIG. */
+WEIR_MUST_CHECK int ctl_server_core_config(const struct ctl_server_config *c,
+                                           struct ctl_config *out,
+                                           struct err_detail *ed);
+
+/* Load the log, build the core, listen, arm timers and signals.
+ * Errors: WEIR_EIO, WEIR_ECORRUPT, WEIR_ENETWORK, WEIR_ENOMEM. */
+WEIR_MUST_CHECK int ctl_server_open(struct ctl_server *s,
+                                    struct err_detail *ed);
+/* Run until SIGTERM/SIGINT (or a fatal error). Returns the exit code. */
+int ctl_server_run(struct ctl_server *s);
+void ctl_server_close(struct ctl_server *s);
+
+/* Stamp ev with the time, step the core and persist the batch (append +
+ * fsync). 0: s->act holds the answer (act.result may still be a refusal)
+ * and the batch is durable, so it may be replied to. Else the step failed
+ * and nothing was persisted: reply with the returned code (s->act.detail
+ * says why). */
+int ctl_server_step(struct ctl_server *s, struct ctl_event *ev);
+
+/* ctl_rpc.c: request dispatch (the srv handler) and the long polls. */
+void ctl_rpc_dispatch(void *arg, struct srv_req *req);
+/* The log grew (or final: the server stops): answer parked fetches. */
+void ctl_rpc_wake(struct ctl_server *s, bool final);
+void ctl_rpc_respond(struct srv_req *req,
+                     Weir__Response *resp,
+                     struct evbuffer *payload);
+
+#endif /* CONTROLLER_CTL_IO_H */

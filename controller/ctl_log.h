@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The controller's metadata log on disk, in one directory:
+ *   snapshot      meta_snapshot bytes (written to snapshot.tmp, fsynced,
+ *                 renamed, directory fsynced: never half there)
+ *   metadata.log  the batches after the snapshot, each framed as
+ *                   u32be body length | u32be CRC-32C of body | body
+ *                   body = i64be first offset | u32be count |
+ *                          count x (u32be length | meta_record encoding)
+ * A batch is one ctl_core step: replay sees it whole or not at all. Open
+ * loads the snapshot, replays the log after it and cuts a torn tail (the
+ * first frame that is short, fails its CRC or does not decode) off the
+ * file. The records since the snapshot are also kept in memory, encoded as
+ * brokers fetch them (u32be length | record), so a FetchMetadata is a copy.
+ * Locality: the controller loop thread. */
+#ifndef CONTROLLER_CTL_LOG_H
+#define CONTROLLER_CTL_LOG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/buf.h"
+#include "common/err.h"
+#include "controller/meta/meta_image.h"
+#include "controller/meta/meta_record.h"
+
+#define CTL_LOG_FILE      "metadata.log"
+#define CTL_SNAPSHOT_FILE "snapshot"
+#define CTL_LOG_MAX_BATCH (64u * 1024 * 1024) /* body bytes of one batch */
+
+struct ctl_log; /* opaque */
+
+/* What open found, for the start-up trace. */
+struct ctl_log_stats {
+    int64_t snapshot_end; /* offset the snapshot reached; 0 = none */
+    uint32_t batches;     /* replayed from metadata.log */
+    uint64_t cut_bytes;   /* torn tail removed */
+};
+
+/* Open (creating dir if missing) and rebuild the image: snapshot, then the
+ * log. Success: *out owns the log, *img (caller owns) is the image.
+ * Errors: WEIR_EIO (a system call failed: the message names it),
+ * WEIR_ECORRUPT (bad snapshot, a CRC-valid batch that does not apply, a
+ * gap between the snapshot and the log), WEIR_ENOMEM. */
+WEIR_MUST_CHECK int ctl_log_open(const char *dir,
+                                 struct ctl_log **out,
+                                 struct meta_image **img,
+                                 struct ctl_log_stats *stats,
+                                 struct err_detail *ed);
+/* Close the file and free. NULL is a no-op. */
+void ctl_log_close(struct ctl_log *l);
+
+/* Rebuild the image from disk again (after the core ran ahead of the log).
+ * Same errors as open. */
+WEIR_MUST_CHECK int ctl_log_reload(struct ctl_log *l,
+                                   struct meta_image **img,
+                                   struct err_detail *ed);
+
+/* Append the records of one step (the first at first_offset, which must be
+ * the log's end offset) as one batch, then fsync. Nothing is kept in
+ * memory unless the fsync succeeded; after a failure the file is cut back
+ * to the end of the previous batch.
+ * Errors: WEIR_EINVALID_ARGUMENT (offset gap, record that does not
+ * encode), WEIR_EIO, WEIR_ENOMEM. */
+WEIR_MUST_CHECK int ctl_log_append(struct ctl_log *l,
+                                   const struct meta_record *recs,
+                                   uint32_t n,
+                                   int64_t first_offset,
+                                   struct err_detail *ed);
+
+/* Write a snapshot of img (whose end offset must equal the log's end)
+ * atomically, then start an empty metadata.log after it. A crash between
+ * the two leaves a log whose batches the snapshot already holds: open
+ * skips them. Errors: WEIR_EIO, WEIR_ENOMEM, WEIR_EINVALID_ARGUMENT. */
+WEIR_MUST_CHECK int ctl_log_snapshot(struct ctl_log *l,
+                                     const struct meta_image *img,
+                                     struct err_detail *ed);
+
+/* Offset of the first record still held (the snapshot's end offset). */
+int64_t ctl_log_start_offset(const struct ctl_log *l);
+/* Offset of the next record. */
+int64_t ctl_log_end_offset(const struct ctl_log *l);
+/* Records appended since the last snapshot (or open). */
+uint64_t ctl_log_records_since_snapshot(const struct ctl_log *l);
+
+/* Append to out the records from `from` (start <= from <= end) on, each
+ * as u32be length | record, stopping before max_bytes would be passed (at
+ * least one record is copied when any is there). *count gets how many.
+ * Errors: WEIR_EINVALID_ARGUMENT (from outside the held range),
+ * WEIR_ENOMEM. */
+WEIR_MUST_CHECK int ctl_log_read(const struct ctl_log *l,
+                                 int64_t from,
+                                 uint32_t max_bytes,
+                                 struct weir_buf *out,
+                                 uint32_t *count);
+
+#endif /* CONTROLLER_CTL_LOG_H */

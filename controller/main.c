@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* weir-controller: arguments and wiring only. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/trace.h"
+#include "controller/ctl_io.h"
+
+#ifndef WEIR_VERSION
+#define WEIR_VERSION "dev"
+#endif
+
+static void main_usage(FILE *f)
+{
+    (void)fprintf(f, "usage: weir-controller [--config FILE] [--listen "
+                     "HOST:PORT] [--data-dir DIR] [OPTION VALUE]...\n\n"
+                     "Weir controller: decides cluster metadata (brokers, "
+                     "topics, leaders, ISRs)\nand keeps it in a metadata log "
+                     "that brokers tail.\n"
+                     "Every option is also a config-file key (INI, e.g. "
+                     "data-dir = /var/lib/weir/controller)\nand an environment "
+                     "variable WEIR_<OPTION> (e.g. WEIR_SESSION_TIMEOUT_MS).\n"
+                     "Precedence: default < config file < environment < flag."
+                     "\n\noptions:\n");
+    cfg_print_help(f, ctl_options, ctl_options_count);
+}
+
+/* One controller per data directory: an flock held for the process
+ * lifetime (the log is created by ctl_log_open; the lock file first). */
+static int main_lock(const char *dir, int *fd_out)
+{
+    char path[4096];
+    size_t i;
+    int fd;
+
+    (void)snprintf(path, sizeof(path), "%s", dir);
+    for (i = 1; path[i] != '\0'; i++) {
+        if (path[i] == '/') {
+            path[i] = '\0';
+            (void)mkdir(path, 0755);
+            path[i] = '/';
+        }
+    }
+    (void)mkdir(path, 0755);
+    (void)snprintf(path, sizeof(path), "%s/.lock", dir);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        (void)fprintf(stderr, "weir-controller: cannot open %s: %s\n", path,
+                      strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        (void)fprintf(stderr,
+                      "weir-controller: data dir %s is in use by another "
+                      "process (flock %s: %s)\n",
+                      dir, path, strerror(errno));
+        (void)close(fd);
+        return -1;
+    }
+    *fd_out = fd;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct ctl_server s;
+    struct err_detail ed;
+    enum trace_level lvl;
+    bool help = false;
+    int lock_fd = -1;
+    int rv;
+
+    memset(&s, 0, sizeof(s));
+    err_detail_clear(&ed);
+    if (argc > 1 && strcmp(argv[1], "--version") == 0) {
+        (void)printf("weir-controller %s\n", WEIR_VERSION);
+        return 0;
+    }
+    rv = cfg_load(ctl_options, ctl_options_count, &s.cfg, argc, argv, 1, &help,
+                  NULL, &ed);
+    if (rv != 0 || help) {
+        if (rv != 0) {
+            (void)fprintf(stderr, "weir-controller: %s\n", ed.msg);
+        } else {
+            main_usage(stdout);
+        }
+        cfg_free(ctl_options, ctl_options_count, &s.cfg);
+        return rv != 0 ? 2 : 0;
+    }
+    if (trace_level_parse(s.cfg.log_level, &lvl) != 0) {
+        (void)fprintf(stderr,
+                      "weir-controller: log-level '%s' is not one of "
+                      "debug, info, warn, error\n",
+                      s.cfg.log_level);
+        cfg_free(ctl_options, ctl_options_count, &s.cfg);
+        return 2;
+    }
+    trace_set_level(lvl);
+    (void)signal(SIGPIPE, SIG_IGN);
+    if (main_lock(s.cfg.data_dir, &lock_fd) != 0) {
+        cfg_free(ctl_options, ctl_options_count, &s.cfg);
+        return 1;
+    }
+    rv = ctl_server_open(&s, &ed);
+    if (rv != 0) {
+        trace_error("controller", "event=start_failed error=%s msg=\"%s\"",
+                    weir_err_name(rv), ed.msg);
+        (void)fprintf(stderr, "weir-controller: %s\n", ed.msg);
+        rv = rv == WEIR_ECONFIG ? 2 : 1;
+    } else {
+        rv = ctl_server_run(&s);
+    }
+    ctl_server_close(&s);
+    cfg_free(ctl_options, ctl_options_count, &s.cfg);
+    (void)close(lock_fd);
+    return rv;
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Cluster control plane with real processes: a weir-controller and three
+weir-brokers on loopback. Registration and liveness, placement, failover
+after kill -9 (fenced, new leader from the ISR, bumped leader epoch), a
+restarted broker unfenced, a restarted controller with all its metadata,
+controlled shutdown on SIGTERM, and single-broker mode unaffected. Data is
+not replicated yet (the data plane is a later step): these tests check
+metadata, roles and routing only. Every wait is bounded in time."""
+import os
+import shutil
+import signal
+import tempfile
+import time
+
+from weirtest import (Broker, Controller, cluster_broker, cluster_state,
+                      log, run_main, wait_until, weir)
+
+SESSION_S = 3.0  # the controller's default session timeout
+
+
+class Cluster:
+    def __init__(self):
+        self.tmp = tempfile.mkdtemp(prefix="weir-cluster-")
+        self.ctl = Controller(data_dir=os.path.join(self.tmp, "controller"))
+        self.brokers = {i: cluster_broker(self.ctl, i, self.tmp)
+                        for i in (1, 2, 3)}
+
+    def __enter__(self):
+        self.ctl.start()
+        for b in self.brokers.values():
+            b.start()
+        self.wait_alive({1, 2, 3})
+        return self
+
+    def __exit__(self, *exc):
+        for b in self.brokers.values():
+            if b.proc and b.proc.poll() is None:
+                b.kill9()
+        if self.ctl.proc and self.ctl.proc.poll() is None:
+            self.ctl.kill9()
+        if os.environ.get("WEIR_KEEP_TMP") != "1":
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def any_live(self, but=()):
+        for i, b in self.brokers.items():
+            if i not in but and b.proc and b.proc.poll() is None:
+                return b
+        raise AssertionError("no live broker")
+
+    def state(self, but=()):
+        return cluster_state(self.any_live(but))
+
+    def wait_alive(self, ids, timeout=10, but=()):
+        def ok():
+            st = self.state(but)
+            alive = {i for i, b in st["brokers"].items() if b[2]}
+            return st if ids <= alive else None
+        return wait_until(f"brokers {sorted(ids)} alive", ok, timeout)
+
+
+def test_three_brokers_register_and_spread_a_topic():
+    with Cluster() as c:
+        st = c.state()
+        assert st["controller"] == c.ctl.addr, st["text"]
+        assert len(st["brokers"]) == 3, st["text"]
+        weir(c.brokers[2], "topic", "create", "orders", "--partitions", "6",
+             "--replication-factor", "3")
+        # a broker that got the create forwarded already shows the topic
+        st = c.state()
+        parts = [v for k, v in st["partitions"].items() if k[0] == "orders"]
+        assert len(parts) == 6, st["text"]
+        firsts = [p["replicas"][0] for p in parts]
+        leaders = [p["leader"] for p in parts]
+        for i in (1, 2, 3):
+            assert firsts.count(i) == 2, st["text"]
+            assert leaders.count(i) == 2, st["text"]
+        for p in parts:
+            assert sorted(p["replicas"]) == [1, 2, 3], st["text"]
+            assert sorted(p["isr"]) == [1, 2, 3], st["text"]
+        # produce and consume through any broker (clients follow leaders)
+        weir(c.brokers[3], "produce", "orders", input=b"a\nb\nc\nd\n")
+        out = weir(c.brokers[1], "consume", "orders", "--from-beginning",
+                   "--timeout-ms", "1500").stdout.split()
+        assert sorted(out) == [b"a", b"b", b"c", b"d"], out
+
+
+def failover_check(c, victim, before, killed_at):
+    """After victim died: fenced, leaders moved within the ISR, epochs up."""
+    def done():
+        st = c.state(but=(victim,))
+        if st["brokers"][victim][2]:
+            return None
+        for k, p in before["partitions"].items():
+            if p["leader"] == victim and st["partitions"][k]["leader"] in (
+                    victim, -1):
+                return None
+        return st
+    st = wait_until(f"broker {victim} fenced", done, SESSION_S + 4)
+    took = time.time() - killed_at
+    log(f"broker {victim} fenced and replaced {took:.2f}s after kill")
+    assert took < SESSION_S + 1.5, took
+    moved = 0
+    for k, p in before["partitions"].items():
+        now = st["partitions"][k]
+        assert victim not in now["isr"], (k, now)
+        if p["leader"] == victim:
+            moved += 1
+            assert now["leader"] in p["isr"], (k, p, now)
+            assert now["epoch"] > p["epoch"], (k, p, now)
+    assert moved > 0
+    return st
+
+
+def test_kill9_fails_over_and_restart_unfences():
+    with Cluster() as c:
+        weir(c.brokers[1], "topic", "create", "t", "--partitions", "6",
+             "--replication-factor", "3")
+        wait_until("topic visible", lambda: len(c.state()["partitions"]) == 6,
+                   5)
+        before = c.state()
+        c.brokers[1].kill9()
+        killed = time.time()
+        failover_check(c, 1, before, killed)
+        c.brokers[1].start()
+        st = c.wait_alive({1, 2, 3})
+        assert st["brokers"][1][2], st["text"]
+        # writes still go through to the new leaders
+        weir(c.brokers[1], "produce", "t", input=b"x\ny\n")
+
+
+def test_controller_restart_keeps_metadata_and_failover():
+    with Cluster() as c:
+        weir(c.brokers[3], "topic", "create", "keep", "--partitions", "6",
+             "--replication-factor", "3", "--config", "retention.ms=600000")
+        wait_until("topic visible", lambda: len(c.state()["partitions"]) == 6,
+                   5)
+        before = c.state()
+        c.ctl.kill9()
+        c.ctl.start()
+        # the controller itself answers Metadata from its reloaded image
+        st = cluster_state(c.ctl)
+        assert st["partitions"] == before["partitions"], st["text"]
+        assert set(st["brokers"]) == {1, 2, 3}, st["text"]
+        c.wait_alive({1, 2, 3})
+        before = c.state()
+        c.brokers[2].kill9()
+        failover_check(c, 2, before, time.time())
+        assert "event=log_loaded" in c.ctl.log_text()
+
+
+def test_sigterm_moves_leaderships_before_exit():
+    with Cluster() as c:
+        weir(c.brokers[1], "topic", "create", "s", "--partitions", "6",
+             "--replication-factor", "3")
+        wait_until("topic visible", lambda: len(c.state()["partitions"]) == 6,
+                   5)
+        before = c.state()
+        assert any(p["leader"] == 3 for p in before["partitions"].values())
+        t0 = time.time()
+        assert c.brokers[3].stop(timeout=15) == 0
+        took = time.time() - t0
+        log(f"controlled shutdown took {took:.2f}s")
+        assert took < SESSION_S, took  # not a session expiry
+        st = c.state(but=(3,))  # right after exit: no waiting
+        assert not st["brokers"][3][2], st["text"]
+        for k, p in st["partitions"].items():
+            assert p["leader"] != 3, (k, p)
+            if before["partitions"][k]["leader"] == 3:
+                assert p["epoch"] > before["partitions"][k]["epoch"], (k, p)
+        assert "event=controlled_shutdown broker=3" in c.ctl.log_text()
+        assert "how=leaderships_moved" in c.brokers[3].log_text()
+
+
+def test_single_broker_mode_unaffected():
+    with Broker() as b:
+        weir(b, "topic", "create", "solo", "--partitions", "2")
+        st = cluster_state(b)
+        assert st["controller"].startswith("none"), st["text"]
+        assert list(st["brokers"]) == [1], st["text"]
+        assert st["brokers"][1][2]
+        assert len(st["partitions"]) == 2, st["text"]
+
+
+if __name__ == "__main__":
+    run_main([
+        test_three_brokers_register_and_spread_a_topic,
+        test_kill9_fails_over_and_restart_unfences,
+        test_controller_restart_keeps_metadata_and_failover,
+        test_sigterm_moves_leaderships_before_exit,
+        test_single_broker_mode_unaffected,
+    ])
