@@ -201,7 +201,9 @@ def test_retention_by_size_and_age():
         time.sleep(3.5)
         left_rs, left_ra = len(segments(b, "rs")), len(segments(b, "ra"))
         log(f"segments after retention: rs={left_rs} ra={left_ra}")
-        assert left_rs < n_rs and left_rs >= 1
+        # retention may already have run while producing, so the proof of
+        # deletion is the log start moving up (checked below), not a count
+        assert left_rs >= 1
         total = sum(os.path.getsize(s) for s in segments(b, "rs"))
         assert total <= 16384 + 4096 + 2048, total
         assert left_ra == 1, "age retention keeps only the active segment"
