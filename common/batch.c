@@ -8,8 +8,11 @@
 /* Smallest batch_length: the header after the length field, no records. */
 #define BATCH_MIN_LENGTH (BATCH_HEADER_BYTES - BATCH_LOG_OVERHEAD)
 
-int batch_header_decode(const uint8_t *p, size_t n, uint32_t max_batch_bytes,
-                        struct batch_header *h, struct err_detail *ed)
+int batch_header_decode(const uint8_t *p,
+                        size_t n,
+                        uint32_t max_batch_bytes,
+                        struct batch_header *h,
+                        struct err_detail *ed)
 {
     if (n < BATCH_HEADER_BYTES) {
         return err_set(ed, WEIR_ECORRUPT_MESSAGE,
@@ -45,8 +48,7 @@ int batch_header_decode(const uint8_t *p, size_t n, uint32_t max_batch_bytes,
                        "batch of %llu bytes exceeds the limit of %u",
                        (unsigned long long)batch_size(h), max_batch_bytes);
     }
-    if (h->record_count < 0 || h->last_offset_delta < 0 ||
-        h->base_offset < 0) {
+    if (h->record_count < 0 || h->last_offset_delta < 0 || h->base_offset < 0) {
         return err_set(ed, WEIR_ECORRUPT_MESSAGE,
                        "batch has a negative offset, count or offset delta");
     }
@@ -87,7 +89,8 @@ static int batch_check_headers(struct weir_cursor *c, int32_t count)
 
 /* Parse one record at the cursor; the record must end exactly where its
  * length says. */
-static int batch_parse_record(struct weir_cursor *c, const struct batch_header *h,
+static int batch_parse_record(struct weir_cursor *c,
+                              const struct batch_header *h,
                               struct batch_record *rec)
 {
     int32_t len;
@@ -108,8 +111,7 @@ static int batch_parse_record(struct weir_cursor *c, const struct batch_header *
      * outside its batch, and base_offset + odelta could overflow */
     if (!cur_u8(&rc, &attrs) || !cur_varlong(&rc, &tdelta) ||
         !cur_varint(&rc, &odelta) || odelta < 0 ||
-        odelta > h->last_offset_delta || !cur_varint(&rc, &klen) ||
-        klen < -1) {
+        odelta > h->last_offset_delta || !cur_varint(&rc, &klen) || klen < -1) {
         return -1;
     }
     (void)attrs;
@@ -145,8 +147,10 @@ static int batch_parse_record(struct weir_cursor *c, const struct batch_header *
     return odelta;
 }
 
-int batch_validate(struct weir_slice b, uint32_t max_batch_bytes,
-                   struct batch_header *h, struct err_detail *ed)
+int batch_validate(struct weir_slice b,
+                   uint32_t max_batch_bytes,
+                   struct batch_header *h,
+                   struct err_detail *ed)
 {
     struct batch_iter it;
     struct batch_record rec;
@@ -197,9 +201,13 @@ int batch_validate(struct weir_slice b, uint32_t max_batch_bytes,
     return 0;
 }
 
-int batch_next(struct weir_slice all, size_t *pos, uint32_t max_batch_bytes,
-               bool allow_partial_tail, struct batch_header *h,
-               struct weir_slice *whole, struct err_detail *ed)
+int batch_next(struct weir_slice all,
+               size_t *pos,
+               uint32_t max_batch_bytes,
+               bool allow_partial_tail,
+               struct batch_header *h,
+               struct weir_slice *whole,
+               struct err_detail *ed)
 {
     size_t left = all.len - *pos;
     struct weir_slice b;
@@ -246,7 +254,8 @@ void batch_set_base(uint8_t *batch, int64_t base_offset, int32_t leader_epoch)
     wire_put_u32be(batch + BATCH_OFF_LEADER_EPOCH, (uint32_t)leader_epoch);
 }
 
-int batch_iter_init(struct batch_iter *it, struct weir_slice b,
+int batch_iter_init(struct batch_iter *it,
+                    struct weir_slice b,
                     struct err_detail *ed)
 {
     int rv = batch_header_decode(b.p, b.len, UINT32_MAX, &it->h, ed);
@@ -260,9 +269,9 @@ int batch_iter_init(struct batch_iter *it, struct weir_slice b,
                        it->h.attributes & BATCH_ATTR_CODEC_MASK);
     }
     cur_init(&it->cur, b.p + BATCH_HEADER_BYTES,
-             b.len < batch_size(&it->h) ? b.len - BATCH_HEADER_BYTES
-                                        : batch_size(&it->h) -
-                                              BATCH_HEADER_BYTES);
+             b.len < batch_size(&it->h)
+                 ? b.len - BATCH_HEADER_BYTES
+                 : batch_size(&it->h) - BATCH_HEADER_BYTES);
     it->left = it->h.record_count;
     return 0;
 }
@@ -280,8 +289,10 @@ int batch_iter_next(struct batch_iter *it, struct batch_record *rec)
     return 1;
 }
 
-int batch_header_next(struct weir_cursor *cur, int32_t *left,
-                      struct weir_slice *key, struct weir_slice *value,
+int batch_header_next(struct weir_cursor *cur,
+                      int32_t *left,
+                      struct weir_slice *key,
+                      struct weir_slice *value,
                       bool *value_null)
 {
     int32_t klen;
@@ -340,9 +351,13 @@ static void batch_put_bytes(struct weir_buf *b, const void *p, int32_t len)
     }
 }
 
-int batch_builder_add(struct batch_builder *bb, int64_t timestamp,
-                      const void *key, int32_t key_len, const void *value,
-                      int32_t value_len, const struct batch_kv *headers,
+int batch_builder_add(struct batch_builder *bb,
+                      int64_t timestamp,
+                      const void *key,
+                      int32_t key_len,
+                      const void *value,
+                      int32_t value_len,
+                      const struct batch_kv *headers,
                       uint32_t n_headers)
 {
     struct weir_buf body;
@@ -362,8 +377,8 @@ int batch_builder_add(struct batch_builder *bb, int64_t timestamp,
     buf_put_u8(&body, 0);
     /* wraps like the reader's base + delta, so timestamps far apart
      * round-trip without signed overflow */
-    buf_put_varlong(&body, (int64_t)((uint64_t)timestamp -
-                                     (uint64_t)bb->base_timestamp));
+    buf_put_varlong(
+        &body, (int64_t)((uint64_t)timestamp - (uint64_t)bb->base_timestamp));
     buf_put_varint(&body, bb->count);
     batch_put_bytes(&body, key, key == NULL ? -1 : key_len);
     batch_put_bytes(&body, value, value == NULL ? -1 : value_len);
@@ -414,9 +429,9 @@ int batch_builder_finish(struct batch_builder *bb, struct weir_slice *out)
     wire_put_u16be(p + BATCH_OFF_PRODUCER_EPOCH, (uint16_t)bb->producer_epoch);
     wire_put_u32be(p + BATCH_OFF_BASE_SEQUENCE, (uint32_t)bb->base_sequence);
     wire_put_u32be(p + BATCH_OFF_RECORD_COUNT, (uint32_t)bb->count);
-    wire_put_u32be(p + BATCH_OFF_CRC,
-                   crc32c(p + BATCH_OFF_ATTRIBUTES,
-                          bb->buf.len - BATCH_OFF_ATTRIBUTES));
+    wire_put_u32be(
+        p + BATCH_OFF_CRC,
+        crc32c(p + BATCH_OFF_ATTRIBUTES, bb->buf.len - BATCH_OFF_ATTRIBUTES));
     out->p = p;
     out->len = bb->buf.len;
     return 0;

@@ -25,32 +25,32 @@
 #include "common/buf.h"
 #include "common/err.h"
 
-#define BATCH_HEADER_BYTES 61
-#define BATCH_LOG_OVERHEAD 12 /* base_offset + batch_length */
-#define BATCH_MAGIC 2
-#define BATCH_OFF_BASE_OFFSET 0
-#define BATCH_OFF_LENGTH 8
-#define BATCH_OFF_LEADER_EPOCH 12
-#define BATCH_OFF_MAGIC 16
-#define BATCH_OFF_CRC 17
-#define BATCH_OFF_ATTRIBUTES 21
+#define BATCH_HEADER_BYTES          61
+#define BATCH_LOG_OVERHEAD          12 /* base_offset + batch_length */
+#define BATCH_MAGIC                 2
+#define BATCH_OFF_BASE_OFFSET       0
+#define BATCH_OFF_LENGTH            8
+#define BATCH_OFF_LEADER_EPOCH      12
+#define BATCH_OFF_MAGIC             16
+#define BATCH_OFF_CRC               17
+#define BATCH_OFF_ATTRIBUTES        21
 #define BATCH_OFF_LAST_OFFSET_DELTA 23
-#define BATCH_OFF_BASE_TIMESTAMP 27
-#define BATCH_OFF_MAX_TIMESTAMP 35
-#define BATCH_OFF_PRODUCER_ID 43
-#define BATCH_OFF_PRODUCER_EPOCH 51
-#define BATCH_OFF_BASE_SEQUENCE 53
-#define BATCH_OFF_RECORD_COUNT 57
+#define BATCH_OFF_BASE_TIMESTAMP    27
+#define BATCH_OFF_MAX_TIMESTAMP     35
+#define BATCH_OFF_PRODUCER_ID       43
+#define BATCH_OFF_PRODUCER_EPOCH    51
+#define BATCH_OFF_BASE_SEQUENCE     53
+#define BATCH_OFF_RECORD_COUNT      57
 
-#define BATCH_ATTR_CODEC_MASK 0x07
-#define BATCH_CODEC_NONE 0
-#define BATCH_CODEC_GZIP 1
-#define BATCH_CODEC_SNAPPY 2
-#define BATCH_CODEC_LZ4 3
-#define BATCH_CODEC_ZSTD 4
+#define BATCH_ATTR_CODEC_MASK      0x07
+#define BATCH_CODEC_NONE           0
+#define BATCH_CODEC_GZIP           1
+#define BATCH_CODEC_SNAPPY         2
+#define BATCH_CODEC_LZ4            3
+#define BATCH_CODEC_ZSTD           4
 #define BATCH_ATTR_LOG_APPEND_TIME 0x08
-#define BATCH_ATTR_TRANSACTIONAL 0x10
-#define BATCH_ATTR_CONTROL 0x20
+#define BATCH_ATTR_TRANSACTIONAL   0x10
+#define BATCH_ATTR_CONTROL         0x20
 
 /* Decoded fixed header. */
 struct batch_header {
@@ -84,7 +84,8 @@ static inline int64_t batch_last_offset(const struct batch_header *h)
  * count and last offset delta not negative. Does not read the records or
  * check the CRC. Errors: WEIR_ECORRUPT_MESSAGE, WEIR_EMESSAGE_TOO_LARGE,
  * WEIR_EUNSUPPORTED_VERSION (magic other than 2). */
-WEIR_MUST_CHECK int batch_header_decode(const uint8_t *p, size_t n,
+WEIR_MUST_CHECK int batch_header_decode(const uint8_t *p,
+                                        size_t n,
                                         uint32_t max_batch_bytes,
                                         struct batch_header *h,
                                         struct err_detail *ed);
@@ -106,9 +107,11 @@ WEIR_MUST_CHECK int batch_validate(struct weir_slice b,
  * WEIR_ECORRUPT_MESSAGE too for a truncated tail unless allow_partial_tail,
  * in which case a trailing partial batch ends the walk like a clean end
  * (a fetch may cut the last batch). Validates each batch fully. */
-WEIR_MUST_CHECK int batch_next(struct weir_slice all, size_t *pos,
+WEIR_MUST_CHECK int batch_next(struct weir_slice all,
+                               size_t *pos,
                                uint32_t max_batch_bytes,
-                               bool allow_partial_tail, struct batch_header *h,
+                               bool allow_partial_tail,
+                               struct batch_header *h,
                                struct weir_slice *whole,
                                struct err_detail *ed);
 
@@ -117,8 +120,8 @@ void batch_set_base(uint8_t *batch, int64_t base_offset, int32_t leader_epoch);
 
 /* One record, pointing into the batch's memory. */
 struct batch_record {
-    int64_t offset;      /* base_offset + offset_delta */
-    int64_t timestamp;   /* base_timestamp + timestamp_delta */
+    int64_t offset;    /* base_offset + offset_delta */
+    int64_t timestamp; /* base_timestamp + timestamp_delta */
     bool key_null;
     struct weir_slice key;
     bool value_null;
@@ -135,7 +138,8 @@ struct batch_iter {
 };
 
 /* Errors: WEIR_EUNSUPPORTED_COMPRESSION for a compressed batch. */
-WEIR_MUST_CHECK int batch_iter_init(struct batch_iter *it, struct weir_slice b,
+WEIR_MUST_CHECK int batch_iter_init(struct batch_iter *it,
+                                    struct weir_slice b,
                                     struct err_detail *ed);
 /* Returns 1 with *rec filled, 0 at the end, or WEIR_ECORRUPT_MESSAGE
  * (as a negative value: -WEIR_ECORRUPT_MESSAGE) on a bad record. */
@@ -143,8 +147,10 @@ int batch_iter_next(struct batch_iter *it, struct batch_record *rec);
 
 /* Walk raw headers of a record. Returns 1 with a header, 0 at the end,
  * negative on malformed input. `cur` starts over batch_record.headers. */
-int batch_header_next(struct weir_cursor *cur, int32_t *left,
-                      struct weir_slice *key, struct weir_slice *value,
+int batch_header_next(struct weir_cursor *cur,
+                      int32_t *left,
+                      struct weir_slice *key,
+                      struct weir_slice *value,
                       bool *value_null);
 
 /* Builds one uncompressed batch. Embed; init; add; finish; fini. */
@@ -172,8 +178,10 @@ void batch_builder_reset(struct batch_builder *bb);
 /* Append one record. headers may be NULL when n_headers is 0.
  * Errors: WEIR_ENOMEM. */
 WEIR_MUST_CHECK int batch_builder_add(struct batch_builder *bb,
-                                      int64_t timestamp, const void *key,
-                                      int32_t key_len, const void *value,
+                                      int64_t timestamp,
+                                      const void *key,
+                                      int32_t key_len,
+                                      const void *value,
                                       int32_t value_len,
                                       const struct batch_kv *headers,
                                       uint32_t n_headers);

@@ -40,7 +40,7 @@ void buf_put_u8(struct weir_buf *b, uint8_t v);
 void buf_put_u16be(struct weir_buf *b, uint16_t v);
 void buf_put_u32be(struct weir_buf *b, uint32_t v);
 void buf_put_u64be(struct weir_buf *b, uint64_t v);
-void buf_put_varint(struct weir_buf *b, int32_t v); /* zigzag */
+void buf_put_varint(struct weir_buf *b, int32_t v);  /* zigzag */
 void buf_put_varlong(struct weir_buf *b, int64_t v); /* zigzag */
 /* Reserve n zero bytes and return their offset (for lengths and CRCs filled
  * in later). Returns SIZE_MAX on failure. */

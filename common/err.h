@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define WEIR_MUST_CHECK __attribute__((warn_unused_result))
+#define WEIR_MUST_CHECK   __attribute__((warn_unused_result))
 #define WEIR_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 /* X(NAME, code, retriable, definite, description) */
@@ -22,8 +22,7 @@
     X(CORRUPT, 5, false, true, "corrupt data")                                 \
     X(FRAME_TOO_LARGE, 6, false, true, "frame exceeds the size limit")         \
     X(UNSUPPORTED_API, 7, false, true, "unknown or unsupported call")          \
-    X(UNKNOWN_TOPIC_OR_PARTITION, 8, true, true,                               \
-      "unknown topic or partition")                                            \
+    X(UNKNOWN_TOPIC_OR_PARTITION, 8, true, true, "unknown topic or partition") \
     X(INVALID_TOPIC, 9, false, true, "invalid topic name")                     \
     X(TOPIC_EXISTS, 10, false, true, "topic already exists")                   \
     X(INVALID_PARTITIONS, 11, false, true, "invalid partition count")          \
@@ -90,8 +89,12 @@ void err_detail_clear(struct err_detail *ed);
 int err_set(struct err_detail *ed, int code, const char *fmt, ...)
     WEIR_PRINTF(3, 4);
 /* As err_set, appending ": <call>: <strerror(errno_value)>". */
-int err_sys(struct err_detail *ed, int code, int errno_value, const char *call,
-            const char *fmt, ...) WEIR_PRINTF(5, 6);
+int err_sys(struct err_detail *ed,
+            int code,
+            int errno_value,
+            const char *call,
+            const char *fmt,
+            ...) WEIR_PRINTF(5, 6);
 /* Prefix the existing message with more context ("opening x: <old>"). */
 void err_wrap(struct err_detail *ed, const char *fmt, ...) WEIR_PRINTF(2, 3);
 /* Map an errno value to an error code (ENOMEM, ENOSPC, ...). */

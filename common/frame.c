@@ -3,8 +3,10 @@
 
 #include "common/buf.h"
 
-int frame_decode_prefix(const uint8_t *p, const struct frame_limits *lim,
-                        struct frame_info *out, struct err_detail *ed)
+int frame_decode_prefix(const uint8_t *p,
+                        const struct frame_limits *lim,
+                        struct frame_info *out,
+                        struct err_detail *ed)
 {
     uint32_t frame_len = wire_get_u32be(p);
     uint32_t header_len = wire_get_u32be(p + 4);
@@ -21,8 +23,8 @@ int frame_decode_prefix(const uint8_t *p, const struct frame_limits *lim,
     }
     if (header_len > lim->max_header_bytes) {
         return err_set(ed, WEIR_EFRAME_TOO_LARGE,
-                       "header of %u bytes exceeds the limit of %u",
-                       header_len, lim->max_header_bytes);
+                       "header of %u bytes exceeds the limit of %u", header_len,
+                       lim->max_header_bytes);
     }
     out->frame_len = frame_len;
     out->header_len = header_len;
@@ -30,7 +32,8 @@ int frame_decode_prefix(const uint8_t *p, const struct frame_limits *lim,
     return 0;
 }
 
-void frame_encode_prefix(uint8_t *out, uint32_t header_len,
+void frame_encode_prefix(uint8_t *out,
+                         uint32_t header_len,
                          uint32_t payload_len)
 {
     wire_put_u32be(out, 4 + header_len + payload_len);

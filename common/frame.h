@@ -10,8 +10,8 @@
 
 #include "common/err.h"
 
-#define FRAME_PREFIX_BYTES 8
-#define FRAME_DEFAULT_MAX_BYTES (8u * 1024 * 1024)
+#define FRAME_PREFIX_BYTES             8
+#define FRAME_DEFAULT_MAX_BYTES        (8u * 1024 * 1024)
 #define FRAME_DEFAULT_MAX_HEADER_BYTES (1u * 1024 * 1024)
 
 struct frame_limits {
@@ -34,7 +34,8 @@ WEIR_MUST_CHECK int frame_decode_prefix(const uint8_t *p,
                                         struct err_detail *ed);
 
 /* Write the prefix for a header and payload of the given sizes. */
-void frame_encode_prefix(uint8_t *out, uint32_t header_len,
+void frame_encode_prefix(uint8_t *out,
+                         uint32_t header_len,
                          uint32_t payload_len);
 
 #endif /* COMMON_FRAME_H */

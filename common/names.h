@@ -12,7 +12,7 @@
 #define NAMES_TOPIC_MAX 249
 
 /* 0 if valid, else WEIR_EINVALID_TOPIC with a message saying why. */
-WEIR_MUST_CHECK int names_topic_check(const char *name, size_t len,
-                                      struct err_detail *ed);
+WEIR_MUST_CHECK int
+names_topic_check(const char *name, size_t len, struct err_detail *ed);
 
 #endif /* COMMON_NAMES_H */

@@ -119,7 +119,8 @@ const char *rpc_api_name(Weir__Request__BodyCase c)
 }
 
 static int rpc_check_produce(const Weir__ProduceRequest *p,
-                             uint32_t payload_len, struct err_detail *ed)
+                             uint32_t payload_len,
+                             struct err_detail *ed)
 {
     uint64_t sum = 0;
     size_t i;
@@ -143,7 +144,8 @@ static int rpc_check_produce(const Weir__ProduceRequest *p,
     return 0;
 }
 
-static int rpc_check_request(const Weir__Request *r, uint32_t payload_len,
+static int rpc_check_request(const Weir__Request *r,
+                             uint32_t payload_len,
                              struct err_detail *ed)
 {
     size_t n = 0;
@@ -190,8 +192,10 @@ static int rpc_check_request(const Weir__Request *r, uint32_t payload_len,
     return 0;
 }
 
-int rpc_request_decode(struct weir_slice header, uint32_t payload_len,
-                       Weir__Request **out, struct err_detail *ed)
+int rpc_request_decode(struct weir_slice header,
+                       uint32_t payload_len,
+                       Weir__Request **out,
+                       struct err_detail *ed)
 {
     bool oom = false;
     ProtobufCAllocator a = {rpc_alloc_noting, rpc_free_fn, &oom};
@@ -225,7 +229,8 @@ void rpc_request_free(Weir__Request *r)
     }
 }
 
-static int rpc_check_response(const Weir__Response *r, uint32_t payload_len,
+static int rpc_check_response(const Weir__Response *r,
+                              uint32_t payload_len,
                               struct err_detail *ed)
 {
     uint64_t sum = 0;
@@ -252,8 +257,10 @@ static int rpc_check_response(const Weir__Response *r, uint32_t payload_len,
     return 0;
 }
 
-int rpc_response_decode(struct weir_slice header, uint32_t payload_len,
-                        Weir__Response **out, struct err_detail *ed)
+int rpc_response_decode(struct weir_slice header,
+                        uint32_t payload_len,
+                        Weir__Response **out,
+                        struct err_detail *ed)
 {
     bool oom = false;
     ProtobufCAllocator a = {rpc_alloc_noting, rpc_free_fn, &oom};
@@ -285,7 +292,8 @@ void rpc_response_free(Weir__Response *r)
     }
 }
 
-static int rpc_encode(const ProtobufCMessage *m, uint32_t payload_len,
+static int rpc_encode(const ProtobufCMessage *m,
+                      uint32_t payload_len,
                       struct weir_buf *out)
 {
     size_t hlen = protobuf_c_message_get_packed_size(m);
@@ -305,13 +313,15 @@ static int rpc_encode(const ProtobufCMessage *m, uint32_t payload_len,
     return 0;
 }
 
-int rpc_encode_request(const Weir__Request *r, uint32_t payload_len,
+int rpc_encode_request(const Weir__Request *r,
+                       uint32_t payload_len,
                        struct weir_buf *out)
 {
     return rpc_encode(&r->base, payload_len, out);
 }
 
-int rpc_encode_response(const Weir__Response *r, uint32_t payload_len,
+int rpc_encode_response(const Weir__Response *r,
+                        uint32_t payload_len,
                         struct weir_buf *out)
 {
     return rpc_encode(&r->base, payload_len, out);

@@ -15,8 +15,8 @@
 
 /* Bounds on decoded counts (beyond these a request is malformed). */
 #define RPC_MAX_PARTITIONS 100000
-#define RPC_MAX_TOPICS 10000
-#define RPC_MAX_CONFIGS 1000
+#define RPC_MAX_TOPICS     10000
+#define RPC_MAX_CONFIGS    1000
 
 /* protobuf-c allocator over common/mem.h. */
 extern ProtobufCAllocator rpc_allocator;

@@ -60,14 +60,15 @@ void trace_emit(enum trace_level lvl, const char *sub, const char *fmt, ...)
     /* snprintf returns the length it wanted: a long subsystem name must
      * not move n past the buffer */
     if (k > 0) {
-        n += (size_t)k < sizeof(line) - n - 1 ? (size_t)k
-                                              : sizeof(line) - n - 2;
+        n +=
+            (size_t)k < sizeof(line) - n - 1 ? (size_t)k : sizeof(line) - n - 2;
     }
     va_start(ap, fmt);
     k = vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
     va_end(ap);
     if (k > 0) {
-        n += (size_t)k < sizeof(line) - n - 1 ? (size_t)k : sizeof(line) - n - 2;
+        n +=
+            (size_t)k < sizeof(line) - n - 1 ? (size_t)k : sizeof(line) - n - 2;
     }
     line[n++] = '\n';
     /* one write per line keeps lines whole when processes share stderr */

@@ -32,8 +32,8 @@ void trace_emit(enum trace_level lvl, const char *sub, const char *fmt, ...)
             trace_emit(TRACE_DEBUG, sub, __VA_ARGS__);                         \
         }                                                                      \
     } while (0)
-#define trace_info(sub, ...) trace_emit(TRACE_INFO, sub, __VA_ARGS__)
-#define trace_warn(sub, ...) trace_emit(TRACE_WARN, sub, __VA_ARGS__)
+#define trace_info(sub, ...)  trace_emit(TRACE_INFO, sub, __VA_ARGS__)
+#define trace_warn(sub, ...)  trace_emit(TRACE_WARN, sub, __VA_ARGS__)
 #define trace_error(sub, ...) trace_emit(TRACE_ERROR, sub, __VA_ARGS__)
 
 #endif /* COMMON_TRACE_H */

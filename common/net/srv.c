@@ -24,7 +24,7 @@
 /* Stop reading requests while this much response data waits to be sent:
  * a client that does not read its responses cannot make the broker buffer
  * without bound. */
-#define SRV_OUTPUT_LIMIT_BYTES (16u * 1024 * 1024)
+#define SRV_OUTPUT_LIMIT_BYTES    (16u * 1024 * 1024)
 #define SRV_MAX_SINGLE_READ_BYTES (256 * 1024)
 
 struct srv_conn {
