@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* weir-broker: arguments and wiring only. */
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "broker/server.h"
+#include "common/datadir.h"
 #include "common/trace.h"
 
 #ifndef WEIR_VERSION
@@ -28,61 +25,6 @@ static void main_usage(FILE *f)
                   "Precedence: default < config file < environment < flag."
                   "\n\noptions:\n");
     cfg_print_help(f, broker_options, broker_options_count);
-}
-
-/* mkdir -p */
-static int main_mkdirs(const char *dir)
-{
-    char path[4096];
-    size_t i;
-
-    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (i = 1; path[i] != '\0'; i++) {
-        if (path[i] == '/') {
-            path[i] = '\0';
-            if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-                return -1;
-            }
-            path[i] = '/';
-        }
-    }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-        return -1;
-    }
-    return 0;
-}
-
-/* One broker per data directory: an flock held for the process lifetime. */
-static int main_lock_data_dir(const char *dir, int *fd_out)
-{
-    char path[4096];
-    int fd;
-
-    if (main_mkdirs(dir) != 0) {
-        (void)fprintf(stderr, "weir-broker: cannot create data dir %s: %s\n",
-                      dir, strerror(errno));
-        return -1;
-    }
-    (void)snprintf(path, sizeof(path), "%s/.lock", dir);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        (void)fprintf(stderr, "weir-broker: cannot open %s: %s\n", path,
-                      strerror(errno));
-        return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        (void)fprintf(stderr,
-                      "weir-broker: data dir %s is in use by another "
-                      "process (flock %s: %s)\n",
-                      dir, path, strerror(errno));
-        (void)close(fd);
-        return -1;
-    }
-    *fd_out = fd;
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -122,7 +64,8 @@ int main(int argc, char **argv)
     }
     trace_set_level(lvl);
     (void)signal(SIGPIPE, SIG_IGN);
-    if (main_lock_data_dir(b.cfg.data_dir, &lock_fd) != 0) {
+    if (datadir_lock(b.cfg.data_dir, &lock_fd, &ed) != 0) {
+        (void)fprintf(stderr, "weir-broker: %s\n", ed.msg);
         cfg_free(broker_options, broker_options_count, &b.cfg);
         return 1;
     }

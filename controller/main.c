@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* weir-controller: arguments and wiring only. */
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/datadir.h"
 #include "common/trace.h"
 #include "controller/ctl_io.h"
 
@@ -29,42 +26,6 @@ static void main_usage(FILE *f)
                      "Precedence: default < config file < environment < flag."
                      "\n\noptions:\n");
     cfg_print_help(f, ctl_options, ctl_options_count);
-}
-
-/* One controller per data directory: an flock held for the process
- * lifetime (the log is created by ctl_log_open; the lock file first). */
-static int main_lock(const char *dir, int *fd_out)
-{
-    char path[4096];
-    size_t i;
-    int fd;
-
-    (void)snprintf(path, sizeof(path), "%s", dir);
-    for (i = 1; path[i] != '\0'; i++) {
-        if (path[i] == '/') {
-            path[i] = '\0';
-            (void)mkdir(path, 0755);
-            path[i] = '/';
-        }
-    }
-    (void)mkdir(path, 0755);
-    (void)snprintf(path, sizeof(path), "%s/.lock", dir);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        (void)fprintf(stderr, "weir-controller: cannot open %s: %s\n", path,
-                      strerror(errno));
-        return -1;
-    }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        (void)fprintf(stderr,
-                      "weir-controller: data dir %s is in use by another "
-                      "process (flock %s: %s)\n",
-                      dir, path, strerror(errno));
-        (void)close(fd);
-        return -1;
-    }
-    *fd_out = fd;
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -103,7 +64,8 @@ int main(int argc, char **argv)
     }
     trace_set_level(lvl);
     (void)signal(SIGPIPE, SIG_IGN);
-    if (main_lock(s.cfg.data_dir, &lock_fd) != 0) {
+    if (datadir_lock(s.cfg.data_dir, &lock_fd, &ed) != 0) {
+        (void)fprintf(stderr, "weir-controller: %s\n", ed.msg);
         cfg_free(ctl_options, ctl_options_count, &s.cfg);
         return 1;
     }
