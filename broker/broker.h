@@ -62,6 +62,7 @@ const char *broker_flush_policy_name(enum plog_flush_policy p);
 struct produce_wait; /* api/produce.c */
 struct fetch_wait;   /* api/fetch.c */
 struct cluster;      /* cluster/cluster.h */
+struct repl_io;      /* replica/repl_io.h */
 
 struct broker {
     struct broker_config cfg;
@@ -88,6 +89,7 @@ struct broker {
     struct idem_pid pids;          /* InitProducerId allocator */
 
     struct cluster *cluster; /* cluster mode only (broker/cluster/) */
+    struct repl_io *repl;    /* cluster mode only (broker/replica/repl_io) */
 
     struct event *flush_timer;     /* flush-policy=interval */
     struct event *housekeep_timer; /* retention and age rolls */

@@ -10,6 +10,7 @@
 
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
+#include "broker/replica/repl_io.h"
 #include "common/frame.h"
 #include "common/mem.h"
 #include "common/net/addr.h"
@@ -266,6 +267,10 @@ int server_open(struct broker *b, struct err_detail *ed)
         if (rv != 0) {
             return rv;
         }
+        if (repl_io_new(b, &b->repl) != 0) {
+            return err_set(ed, WEIR_ENOMEM, "out of memory");
+        }
+        cluster_set_partition_hook(b->cluster, repl_io_on_partition, b->repl);
     }
     return server_timers(b, ed);
 }
@@ -296,6 +301,8 @@ void server_close(struct broker *b)
 {
     cluster_free(b->cluster); /* answers forwards still waiting */
     b->cluster = NULL;
+    repl_io_free(b->repl);
+    b->repl = NULL;
     if (b->srv != NULL) {
         srv_stop_accepting(b->srv);
     }

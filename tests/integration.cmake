@@ -1,7 +1,8 @@
 # Integration tests: real weir-broker processes and the weir CLI on
 # loopback, driven by Python 3 (standard library only).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
-foreach(t wire produce_consume durability config idempotence cluster)
+foreach(t wire produce_consume durability config idempotence cluster
+    replication)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${t}.py)
     add_test(NAME integration_${t}
       COMMAND ${Python3_EXECUTABLE} -u

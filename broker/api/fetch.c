@@ -10,6 +10,7 @@
 
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
+#include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 #include "common/trace.h"
@@ -60,6 +61,35 @@ static int fetch_plan_alloc(struct fetch_plan *p, size_t n)
                : WEIR_ENOMEM;
 }
 
+/* A follower's fetch (replica_id >= 0): its view of the leader epoch must
+ * be this leader's, and its log must not diverge from this one. True when
+ * answered here (an error, or where to truncate to) without data. */
+static bool fetch_replica_check(struct broker *b,
+                                const Weir__FetchPartition *fp,
+                                const struct plog *log,
+                                Weir__FetchPartitionResult *res,
+                                char *msg,
+                                size_t msg_cap)
+{
+    int32_t epoch = repl_io_leader_epoch(b->repl, fp->topic, fp->partition);
+
+    res->leader_epoch = epoch;
+    if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != epoch) {
+        res->error_code = fp->current_leader_epoch < epoch
+                              ? WEIR_EFENCED_LEADER_EPOCH
+                              : WEIR_EUNKNOWN_LEADER_EPOCH;
+        (void)snprintf(msg, msg_cap, "leader epoch %d here, fetch says %d",
+                       (int)epoch, (int)fp->current_leader_epoch);
+        return true;
+    }
+    if (repl_io_diverging(b->repl, fp->topic, fp->partition, log,
+                          fp->last_fetched_epoch, fp->fetch_offset,
+                          &res->diverging_epoch, &res->diverging_end_offset)) {
+        return true;
+    }
+    return false;
+}
+
 /* Plan one partition: where its bytes are, or why there are none. */
 static void fetch_plan_one(struct broker *b,
                            const Weir__FetchRequest *fr,
@@ -72,8 +102,10 @@ static void fetch_plan_one(struct broker *b,
     uint32_t limit = fp->partition_max_bytes == 0
                          ? FETCH_DEFAULT_PARTITION_MAX_BYTES
                          : fp->partition_max_bytes;
+    bool replica = fr->replica_id >= 0 && b->repl != NULL;
     struct err_detail ed;
     struct plog *log;
+    int64_t max_offset;
     int64_t hw;
     int rv;
 
@@ -84,6 +116,10 @@ static void fetch_plan_one(struct broker *b,
     res->log_start_offset = -1;
     res->error_message = p->msgs[i];
     p->ptrs[i] = res;
+    if (replica) {
+        res->diverging_epoch = -1;
+        res->diverging_end_offset = -1;
+    }
     rv = broker_route(b, fp->topic, fp->partition, p->msgs[i],
                       sizeof(p->msgs[i]));
     if (rv != 0) {
@@ -103,6 +139,17 @@ static void fetch_plan_one(struct broker *b,
     hw = broker_high_watermark(log);
     res->high_watermark = hw;
     res->log_start_offset = plog_start_offset(log);
+    /* a follower reads up to the log end (it must copy what is not yet
+     * committed), a consumer only below the high watermark */
+    max_offset = hw;
+    if (replica) {
+        if (fetch_replica_check(b, fp, log, res, p->msgs[i],
+                                sizeof(p->msgs[i]))) {
+            p->has_error = true; /* answer now, do not long-poll */
+            return;
+        }
+        max_offset = plog_end_offset(log);
+    }
     if (fp->fetch_offset < plog_start_offset(log) ||
         fp->fetch_offset > plog_end_offset(log)) {
         res->error_code = WEIR_EOFFSET_OUT_OF_RANGE;
@@ -113,14 +160,14 @@ static void fetch_plan_one(struct broker *b,
         p->has_error = true;
         return;
     }
-    if (fp->fetch_offset >= hw || p->total >= max_total) {
+    if (fp->fetch_offset >= max_offset || p->total >= max_total) {
         return;
     }
     if ((uint64_t)limit > max_total - p->total) {
         limit = (uint32_t)(max_total - p->total);
     }
     err_detail_clear(&ed);
-    rv = plog_read(log, fp->fetch_offset, hw, limit, &p->reads[i], &ed);
+    rv = plog_read(log, fp->fetch_offset, max_offset, limit, &p->reads[i], &ed);
     if (rv != 0) {
         res->error_code = rv;
         (void)snprintf(p->msgs[i], sizeof(p->msgs[i]), "%s", ed.msg);

@@ -8,6 +8,7 @@
 
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
+#include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 #include "common/trace.h"
@@ -190,8 +191,9 @@ static int produce_one(struct broker *b,
         return rv;
     }
     end_before = plog_end_offset(log);
-    rv = plog_append(log, data, len, 0, clock_wall_ms(b->clock), &base, &last,
-                     &ed);
+    rv = plog_append(log, data, len,
+                     repl_io_leader_epoch(b->repl, pp->topic, pp->partition),
+                     clock_wall_ms(b->clock), &base, &last, &ed);
     if (rv == 0) {
         idem_io_appended(&ip, base);
     } else {

@@ -56,6 +56,10 @@ cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed);
  * NULL is a no-op. */
 void cluster_free(struct cluster *c);
 
+/* The default partition hook (arg = the cluster): traces leader and ISR
+ * changes. A replacement hook chains to it to keep those traces. */
+void cluster_role_trace(void *arg, const struct cluster_partition_state *st);
+
 /* Replace the partition hook (default: role bookkeeping and traces). */
 void cluster_set_partition_hook(struct cluster *c,
                                 cluster_partition_fn fn,

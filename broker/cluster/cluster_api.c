@@ -15,8 +15,9 @@
 #include "common/trace.h"
 #include "controller/meta/meta_pb.h"
 
-#define CLUSTER_FWD_WAIT_MS 3000 /* for the image to show a forwarded change   \
-                                  */
+#define CLUSTER_FWD_WAIT_MS                                                    \
+    3000 /* for the image to show a forwarded change                           \
+          */
 
 struct cluster_fwd {
     struct cluster_fwd *next;

@@ -55,8 +55,6 @@ int cluster_apply(struct cluster *c,
                   const uint8_t *payload,
                   uint32_t len,
                   struct err_detail *ed);
-/* The default partition hook. */
-void cluster_role_trace(void *arg, const struct cluster_partition_state *st);
 /* cluster.c: the broker's image changed; finish what waited for it. */
 void cluster_applied(struct cluster *c);
 /* cluster_api.c: forwards waiting for the image; final = answer all. */

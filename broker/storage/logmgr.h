@@ -45,7 +45,8 @@ struct logmgr_topic {
 WEIR_MUST_CHECK int logmgr_open(const struct storage_ops *ops,
                                 const char *data_dir,
                                 const struct plog_config *defaults,
-                                int64_t wall_ms, struct logmgr **out,
+                                int64_t wall_ms,
+                                struct logmgr **out,
                                 struct err_detail *ed);
 /* Close every log cleanly (plog_close) and free. NULL is a no-op. */
 void logmgr_close(struct logmgr *m);
@@ -55,46 +56,54 @@ void logmgr_close(struct logmgr *m);
  * index.interval.bytes, max.message.bytes, flush.policy (ack|interval|
  * never), flush.ms, flush.messages, cleanup.policy (delete only for now).
  * Errors: WEIR_EINVALID_CONFIG naming the key and value. */
-WEIR_MUST_CHECK int logmgr_parse_topic_config(const struct plog_config *defaults,
-                                              const struct logmgr_kv *kv,
-                                              uint32_t n,
-                                              struct plog_config *out,
-                                              struct err_detail *ed);
+WEIR_MUST_CHECK int
+logmgr_parse_topic_config(const struct plog_config *defaults,
+                          const struct logmgr_kv *kv,
+                          uint32_t n,
+                          struct plog_config *out,
+                          struct err_detail *ed);
 
 /* Create a topic with `partitions` partitions (1..LOGMGR_MAX_PARTITIONS).
  * validate_only: check everything, create nothing.
  * Errors: WEIR_EINVALID_TOPIC, WEIR_ETOPIC_EXISTS, WEIR_EINVALID_PARTITIONS,
  * WEIR_EINVALID_REPLICATION_FACTOR, WEIR_EINVALID_CONFIG, WEIR_EIO. */
-WEIR_MUST_CHECK int logmgr_create_topic(struct logmgr *m, const char *name,
+WEIR_MUST_CHECK int logmgr_create_topic(struct logmgr *m,
+                                        const char *name,
                                         int32_t partitions,
                                         int32_t replication_factor,
                                         const struct logmgr_kv *configs,
-                                        uint32_t n_configs, bool validate_only,
+                                        uint32_t n_configs,
+                                        bool validate_only,
                                         int64_t wall_ms,
                                         struct err_detail *ed);
 /* Errors: WEIR_EUNKNOWN_TOPIC_OR_PARTITION, WEIR_EINVALID_TOPIC, WEIR_EIO. */
-WEIR_MUST_CHECK int logmgr_delete_topic(struct logmgr *m, const char *name,
+WEIR_MUST_CHECK int logmgr_delete_topic(struct logmgr *m,
+                                        const char *name,
                                         int64_t wall_ms,
                                         struct err_detail *ed);
 
 /* The log of a partition, or NULL. */
-struct plog *logmgr_partition(struct logmgr *m, const char *topic,
-                              int32_t partition);
+struct plog *
+logmgr_partition(struct logmgr *m, const char *topic, int32_t partition);
 /* Topic lookup; false when unknown. */
-bool logmgr_topic(const struct logmgr *m, const char *name,
+bool logmgr_topic(const struct logmgr *m,
+                  const char *name,
                   struct logmgr_topic *out);
 uint32_t logmgr_topic_count(const struct logmgr *m);
 /* i-th topic in name order. */
-void logmgr_topic_at(const struct logmgr *m, uint32_t i,
+void logmgr_topic_at(const struct logmgr *m,
+                     uint32_t i,
                      struct logmgr_topic *out);
 
 /* Call fn for every partition log (flush timers, retention). */
-typedef void (*logmgr_each_fn)(void *arg, const char *topic,
-                               int32_t partition, struct plog *log);
+typedef void (*logmgr_each_fn)(void *arg,
+                               const char *topic,
+                               int32_t partition,
+                               struct plog *log);
 void logmgr_each(struct logmgr *m, logmgr_each_fn fn, void *arg);
 
 /* Retention and age-based rolls over every partition. */
-WEIR_MUST_CHECK int logmgr_housekeep(struct logmgr *m, int64_t wall_ms,
-                                     struct err_detail *ed);
+WEIR_MUST_CHECK int
+logmgr_housekeep(struct logmgr *m, int64_t wall_ms, struct err_detail *ed);
 
 #endif /* BROKER_STORAGE_LOGMGR_H */

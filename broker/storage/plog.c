@@ -4,6 +4,7 @@
  * open-time directory scan in plog_open.c. */
 #include "broker/storage/plog.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -329,17 +330,15 @@ static size_t plog_chunk(const struct plog *log,
 /* Write validated batches that go to one segment (rolling first if
  * needed). */
 static int plog_append_chunk(struct plog *log,
-                             uint8_t *batches,
+                             const uint8_t *batches,
                              size_t len,
                              uint32_t n_batches,
                              int64_t n_offsets,
-                             int32_t leader_epoch,
                              int64_t wall_ms,
                              struct err_detail *ed)
 {
     struct batch_header h;
     struct seg *s;
-    int64_t off;
     size_t pos;
     int rv;
 
@@ -355,15 +354,6 @@ static int plog_append_chunk(struct plog *log,
     rv = seg_index_reserve(&s->idx, n_batches);
     if (rv != 0) {
         return err_set(ed, rv, "appending to %s: out of memory", log->dir);
-    }
-    off = s->next_offset;
-    for (pos = 0; pos < len;
-         pos += BATCH_LOG_OVERHEAD +
-                wire_get_u32be(batches + pos + BATCH_OFF_LENGTH)) {
-        batch_set_base(batches + pos, off, leader_epoch);
-        off += (int64_t)wire_get_u32be(batches + pos +
-                                       BATCH_OFF_LAST_OFFSET_DELTA) +
-               1;
     }
     rv = log->ops->pwrite(log->ops->ctx, s->log, batches, len, s->size, ed);
     s->dirty = true;
@@ -389,6 +379,24 @@ static int plog_append_chunk(struct plog *log,
     }
     log->unflushed_messages += n_offsets;
     return 0;
+}
+
+/* Assign dense offsets from `off` and the leader epoch to whole batches
+ * (outside the CRC). A roll keeps the next offset, so stamping before the
+ * chunk is written gives the same offsets. */
+static void
+plog_stamp(uint8_t *batches, size_t len, int64_t off, int32_t leader_epoch)
+{
+    size_t pos;
+
+    for (pos = 0; pos < len;
+         pos += BATCH_LOG_OVERHEAD +
+                wire_get_u32be(batches + pos + BATCH_OFF_LENGTH)) {
+        batch_set_base(batches + pos, off, leader_epoch);
+        off += (int64_t)wire_get_u32be(batches + pos +
+                                       BATCH_OFF_LAST_OFFSET_DELTA) +
+               1;
+    }
 }
 
 int plog_append(struct plog *log,
@@ -417,11 +425,80 @@ int plog_append(struct plog *log,
     while (pos < len) {
         chunk =
             plog_chunk(log, batches + pos, len - pos, &n_batches, &n_offsets);
+        plog_stamp(batches + pos, chunk, plog_active(log)->next_offset,
+                   leader_epoch);
         rv = plog_append_chunk(log, batches + pos, chunk, n_batches, n_offsets,
-                               leader_epoch, wall_ms, ed);
+                               wall_ms, ed);
         if (rv != 0) {
             /* earlier chunks are in the log: the outcome is no longer
              * "nothing written", so report an indefinite error */
+            if (pos > 0 && ed != NULL) {
+                ed->code = WEIR_EIO;
+                rv = WEIR_EIO;
+            }
+            return rv;
+        }
+        pos += chunk;
+    }
+    *last = plog_active(log)->next_offset - 1;
+    return 0;
+}
+
+/* Offsets of validated batches must continue the log densely. */
+static int plog_check_contiguous(const struct plog *log,
+                                 const uint8_t *batches,
+                                 size_t len,
+                                 struct err_detail *ed)
+{
+    struct batch_header h;
+    int64_t expect = plog_active(log)->next_offset;
+    size_t pos;
+
+    for (pos = 0; pos < len; pos += batch_size(&h)) {
+        if (batch_header_decode(batches + pos, len - pos, UINT32_MAX, &h, ed) !=
+            0) {
+            return WEIR_ECORRUPT_MESSAGE; /* cannot happen: validated */
+        }
+        if (h.base_offset != expect) {
+            return err_set(ed, WEIR_EOFFSET_OUT_OF_RANGE,
+                           "%s: replica batch at byte %zu has base offset "
+                           "%" PRId64 ", expected %" PRId64,
+                           log->dir, pos, h.base_offset, expect);
+        }
+        expect = h.base_offset + (int64_t)h.last_offset_delta + 1;
+    }
+    return 0;
+}
+
+int plog_append_replica(struct plog *log,
+                        const uint8_t *batches,
+                        size_t len,
+                        int64_t wall_ms,
+                        int64_t *last,
+                        struct err_detail *ed)
+{
+    uint32_t n_batches;
+    int64_t n_offsets;
+    size_t pos = 0;
+    size_t chunk;
+    int rv;
+
+    rv = plog_check_online(log, ed);
+    if (rv == 0) {
+        rv = plog_validate(log, batches, len, &n_batches, &n_offsets, ed);
+    }
+    if (rv == 0) {
+        rv = plog_check_contiguous(log, batches, len, ed);
+    }
+    if (rv != 0) {
+        return rv;
+    }
+    while (pos < len) {
+        chunk =
+            plog_chunk(log, batches + pos, len - pos, &n_batches, &n_offsets);
+        rv = plog_append_chunk(log, batches + pos, chunk, n_batches, n_offsets,
+                               wall_ms, ed);
+        if (rv != 0) {
             if (pos > 0 && ed != NULL) {
                 ed->code = WEIR_EIO;
                 rv = WEIR_EIO;

@@ -48,9 +48,12 @@ void plog_config_defaults(struct plog_config *cfg);
  * Success: *out owns the log. Errors: WEIR_EIO, WEIR_ESTORAGE,
  * WEIR_ECORRUPT (refuses to open: e.g. a segment file name that is not
  * 20 digits, or offsets going backwards between segments), WEIR_ENOMEM. */
-WEIR_MUST_CHECK int plog_open(const struct storage_ops *ops, const char *dir,
-                              const struct plog_config *cfg, int64_t wall_ms,
-                              struct plog **out, struct err_detail *ed);
+WEIR_MUST_CHECK int plog_open(const struct storage_ops *ops,
+                              const char *dir,
+                              const struct plog_config *cfg,
+                              int64_t wall_ms,
+                              struct plog **out,
+                              struct err_detail *ed);
 
 /* Write checkpoints (recovery point = end offset) and a clean-shutdown
  * marker after an fsync, so the next open skips the recovery scan; then
@@ -68,10 +71,29 @@ void plog_free(struct plog *log);
  * Errors: WEIR_ECORRUPT_MESSAGE, WEIR_EMESSAGE_TOO_LARGE,
  * WEIR_EUNSUPPORTED_VERSION, WEIR_EIO, WEIR_ESTORAGE (disk full: the
  * partial write is cut off again, the log stays as it was). */
-WEIR_MUST_CHECK int plog_append(struct plog *log, uint8_t *batches,
-                                size_t len, int32_t leader_epoch,
-                                int64_t wall_ms, int64_t *base, int64_t *last,
+WEIR_MUST_CHECK int plog_append(struct plog *log,
+                                uint8_t *batches,
+                                size_t len,
+                                int32_t leader_epoch,
+                                int64_t wall_ms,
+                                int64_t *base,
+                                int64_t *last,
                                 struct err_detail *ed);
+
+/* Append batches a follower fetched from its leader, KEEPING their base
+ * offsets and leader epochs (no re-stamping). Validates every batch as
+ * plog_append does, and requires the offsets to be dense and to continue
+ * the log: the first base offset == plog_end_offset(log), each next one ==
+ * the previous last offset + 1. Rolls segments like plog_append.
+ * On success *last is the last offset written (end offset - 1).
+ * Nothing is written when any batch is invalid or out of place.
+ * Errors: as plog_append, plus WEIR_EOFFSET_OUT_OF_RANGE (not contiguous). */
+WEIR_MUST_CHECK int plog_append_replica(struct plog *log,
+                                        const uint8_t *batches,
+                                        size_t len,
+                                        int64_t wall_ms,
+                                        int64_t *last,
+                                        struct err_detail *ed);
 
 /* Offsets: start = first offset still held, end = next offset to assign. */
 int64_t plog_start_offset(const struct plog *log);
@@ -106,8 +128,10 @@ struct plog_read_result {
     uint32_t bytes;            /* whole batches */
     int64_t first_offset;      /* base offset of the first batch */
 };
-WEIR_MUST_CHECK int plog_read(struct plog *log, int64_t offset,
-                              int64_t max_offset, uint32_t max_bytes,
+WEIR_MUST_CHECK int plog_read(struct plog *log,
+                              int64_t offset,
+                              int64_t max_offset,
+                              uint32_t max_bytes,
                               struct plog_read_result *out,
                               struct err_detail *ed);
 /* Copy the bytes of a read result into buf (for memory storage, tests and
@@ -123,8 +147,10 @@ WEIR_MUST_CHECK int plog_read_copy(struct plog *log,
  * fn returns 0 to go on; anything else stops the scan and is returned.
  * Errors: WEIR_EOFFSET_OUT_OF_RANGE, WEIR_EIO, WEIR_ECORRUPT, WEIR_ENOMEM. */
 typedef int (*plog_scan_fn)(void *arg, const struct batch_header *h);
-WEIR_MUST_CHECK int plog_scan(struct plog *log, int64_t from_offset,
-                              plog_scan_fn fn, void *arg,
+WEIR_MUST_CHECK int plog_scan(struct plog *log,
+                              int64_t from_offset,
+                              plog_scan_fn fn,
+                              void *arg,
                               struct err_detail *ed);
 /* Where a scan for records with timestamps >= ts may start: the base
  * offset of the first segment that is not wholly older (by its max
@@ -136,25 +162,28 @@ int64_t plog_scan_start_for_time(const struct plog *log, int64_t ts);
  * a compressed batch counts as a whole, by its max timestamp).
  * *offset = -1 and *found_ts = -1 when there is none; else *found_ts is that
  * record's timestamp. Errors: WEIR_EIO. */
-WEIR_MUST_CHECK int plog_offset_for_time(struct plog *log, int64_t ts,
-                                         int64_t *offset, int64_t *found_ts,
+WEIR_MUST_CHECK int plog_offset_for_time(struct plog *log,
+                                         int64_t ts,
+                                         int64_t *offset,
+                                         int64_t *found_ts,
                                          struct err_detail *ed);
 
 /* Delete closed segments (never the active one) whose newest record is
  * older than retention_ms, then the oldest closed ones while the total
  * exceeds retention_bytes. *deleted counts them. Errors: WEIR_EIO. */
-WEIR_MUST_CHECK int plog_enforce_retention(struct plog *log, int64_t wall_ms,
+WEIR_MUST_CHECK int plog_enforce_retention(struct plog *log,
+                                           int64_t wall_ms,
                                            uint32_t *deleted,
                                            struct err_detail *ed);
 
 /* Roll when the active segment is older than segment_ms and not empty
  * (called from a timer so idle partitions roll too). */
-WEIR_MUST_CHECK int plog_maybe_roll(struct plog *log, int64_t wall_ms,
-                                    struct err_detail *ed);
+WEIR_MUST_CHECK int
+plog_maybe_roll(struct plog *log, int64_t wall_ms, struct err_detail *ed);
 
 /* Remove every batch at or after offset (replication truncation; tests). */
-WEIR_MUST_CHECK int plog_truncate_to(struct plog *log, int64_t offset,
-                                     struct err_detail *ed);
+WEIR_MUST_CHECK int
+plog_truncate_to(struct plog *log, int64_t offset, struct err_detail *ed);
 
 /* Change configuration of an open log (topic config altered). */
 void plog_set_config(struct plog *log, const struct plog_config *cfg);

@@ -21,31 +21,52 @@ typedef int (*storage_list_fn)(void *arg, const char *name);
 struct storage_ops {
     void *ctx;
     /* Open (create when `create`) a file for reading and appending. */
-    int (*open)(void *ctx, const char *path, bool create,
-                struct storage_file **out, struct err_detail *ed);
+    int (*open)(void *ctx,
+                const char *path,
+                bool create,
+                struct storage_file **out,
+                struct err_detail *ed);
     void (*close)(void *ctx, struct storage_file *f);
     /* Read exactly n bytes at off, or fewer at end of file (*got says). */
-    int (*pread)(void *ctx, struct storage_file *f, void *buf, size_t n,
-                 uint64_t off, size_t *got, struct err_detail *ed);
+    int (*pread)(void *ctx,
+                 struct storage_file *f,
+                 void *buf,
+                 size_t n,
+                 uint64_t off,
+                 size_t *got,
+                 struct err_detail *ed);
     /* Write all n bytes at off (appends are writes at the current size). */
-    int (*pwrite)(void *ctx, struct storage_file *f, const void *buf,
-                  size_t n, uint64_t off, struct err_detail *ed);
+    int (*pwrite)(void *ctx,
+                  struct storage_file *f,
+                  const void *buf,
+                  size_t n,
+                  uint64_t off,
+                  struct err_detail *ed);
     int (*fsync)(void *ctx, struct storage_file *f, struct err_detail *ed);
-    int (*truncate)(void *ctx, struct storage_file *f, uint64_t size,
+    int (*truncate)(void *ctx,
+                    struct storage_file *f,
+                    uint64_t size,
                     struct err_detail *ed);
-    int (*size)(void *ctx, struct storage_file *f, uint64_t *out,
+    int (*size)(void *ctx,
+                struct storage_file *f,
+                uint64_t *out,
                 struct err_detail *ed);
     /* OS file descriptor for zero-copy sends, or -1 (memory storage). */
     int (*fd)(void *ctx, struct storage_file *f);
     /* Succeeds when the directory exists already. */
     int (*mkdir)(void *ctx, const char *path, struct err_detail *ed);
-    int (*rename)(void *ctx, const char *from, const char *to,
+    int (*rename)(void *ctx,
+                  const char *from,
+                  const char *to,
                   struct err_detail *ed);
     int (*unlink)(void *ctx, const char *path, struct err_detail *ed);
     int (*rmdir)(void *ctx, const char *path, struct err_detail *ed);
     int (*fsync_dir)(void *ctx, const char *path, struct err_detail *ed);
     /* WEIR_ENOT_FOUND when the directory is missing. */
-    int (*list)(void *ctx, const char *dir, storage_list_fn fn, void *arg,
+    int (*list)(void *ctx,
+                const char *dir,
+                storage_list_fn fn,
+                void *arg,
                 struct err_detail *ed);
     /* 1 when the path exists, 0 when not. */
     int (*exists)(void *ctx, const char *path);
@@ -57,30 +78,38 @@ const struct storage_ops *storage_posix(void);
 /* Write `data` to `path` atomically: temp file, fsync, rename, directory
  * fsync. `dir` is the directory holding path. */
 WEIR_MUST_CHECK int storage_write_atomic(const struct storage_ops *ops,
-                                         const char *dir, const char *path,
-                                         const void *data, size_t n,
+                                         const char *dir,
+                                         const char *path,
+                                         const void *data,
+                                         size_t n,
                                          struct err_detail *ed);
 /* Read a whole small file (at most max bytes) into a NUL-terminated heap
  * buffer (mem_free). Errors: WEIR_ENOT_FOUND, WEIR_EIO, WEIR_ECORRUPT
  * (larger than max). */
 WEIR_MUST_CHECK int storage_read_small(const struct storage_ops *ops,
-                                       const char *path, size_t max,
-                                       char **out, size_t *len,
+                                       const char *path,
+                                       size_t max,
+                                       char **out,
+                                       size_t *len,
                                        struct err_detail *ed);
 
 /* Longest path the storage layer builds (data dir + partition + file). */
 #define STORAGE_PATH_MAX 4096
 
 /* "<dir>/<name>" into out. Errors: WEIR_EINVALID_ARGUMENT (too long). */
-WEIR_MUST_CHECK int storage_join(char *out, size_t cap, const char *dir,
-                                 const char *name, struct err_detail *ed);
+WEIR_MUST_CHECK int storage_join(char *out,
+                                 size_t cap,
+                                 const char *dir,
+                                 const char *name,
+                                 struct err_detail *ed);
 /* Directory part of path ("/a/b" -> "/a", "b" -> "."); -1 if cap is too
  * small. */
 int storage_parent_dir(const char *path, char *out, size_t cap);
 /* Create path and any missing parents (mkdir -p), fsyncing the parent of
  * each directory created. */
 WEIR_MUST_CHECK int storage_mkdirs(const struct storage_ops *ops,
-                                   const char *path, struct err_detail *ed);
+                                   const char *path,
+                                   struct err_detail *ed);
 /* Unlink every entry of dir, then remove dir (one level: partition
  * directories hold only files). A missing dir is not an error. */
 WEIR_MUST_CHECK int storage_remove_dir(const struct storage_ops *ops,

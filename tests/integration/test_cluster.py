@@ -3,9 +3,9 @@
 weir-brokers on loopback. Registration and liveness, placement, failover
 after kill -9 (fenced, new leader from the ISR, bumped leader epoch), a
 restarted broker unfenced, a restarted controller with all its metadata,
-controlled shutdown on SIGTERM, and single-broker mode unaffected. Data is
-not replicated yet (the data plane is a later step): these tests check
-metadata, roles and routing only. Every wait is bounded in time."""
+controlled shutdown on SIGTERM, and single-broker mode unaffected. These
+tests check metadata, roles and routing only; data replication is in
+test_replication.py. Every wait is bounded in time."""
 import os
 import shutil
 import signal

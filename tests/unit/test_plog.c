@@ -694,9 +694,9 @@ static void test_multi_batch_append_splits_at_segment_size(void **state)
         assert_int_equal(batch_gen_make(&all, i, 3, 1000, 1, 300), 0);
     }
     assert_true(all.len > 4 * f->cfg.segment_bytes);
-    assert_int_equal(plog_append(f->log, all.data, all.len, 0, 1000, &base,
-                                 &last, &f->ed),
-                     0);
+    assert_int_equal(
+        plog_append(f->log, all.data, all.len, 0, 1000, &base, &last, &f->ed),
+        0);
     assert_true(base == 0);
     assert_true(last == 59);
     assert_true(plog_end_offset(f->log) == 60);
@@ -708,12 +708,156 @@ static void test_multi_batch_append_splits_at_segment_size(void **state)
     buf_fini(&all);
 }
 
+/* Every batch of log, in order, as stored. */
+static void
+read_all(struct plog *log, struct weir_buf *out, struct err_detail *ed)
+{
+    struct plog_read_result r;
+    struct weir_buf part;
+    int64_t off = plog_start_offset(log);
+    struct batch_header h;
+    size_t pos;
+
+    buf_init(&part);
+    while (off < plog_end_offset(log)) {
+        assert_int_equal(plog_read(log, off, INT64_MAX, 1 << 20, &r, ed), 0);
+        assert_true(r.bytes > 0);
+        buf_reset(&part);
+        assert_int_equal(plog_read_copy(log, &r, &part, ed), 0);
+        assert_int_equal(buf_reserve(out, part.len), 0);
+        buf_put(out, part.data, part.len);
+        for (pos = 0; pos < part.len; pos += batch_size(&h)) {
+            assert_int_equal(batch_header_decode(part.data + pos,
+                                                 part.len - pos, UINT32_MAX, &h,
+                                                 NULL),
+                             0);
+            off = h.base_offset + h.last_offset_delta + 1;
+        }
+    }
+    buf_fini(&part);
+}
+
+static void test_append_replica_keeps_offsets_and_epochs(void **state)
+{
+    struct plog_fixture *f = *state;
+    struct plog *leader = NULL;
+    struct weir_buf b;
+    struct weir_buf lead_bytes;
+    struct weir_buf rep_bytes;
+    int64_t base;
+    int64_t last;
+    size_t pos;
+    uint32_t i;
+
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    assert_int_equal(
+        plog_open(f->ops, "/data/leader-0", &f->cfg, 1000, &leader, &f->ed), 0);
+    buf_init(&b);
+    buf_init(&lead_bytes);
+    buf_init(&rep_bytes);
+    /* the leader's log spans several segments and three epochs */
+    for (i = 0; i < 30; i++) {
+        buf_reset(&b);
+        assert_int_equal(
+            batch_gen_make(&b, i, 1 + (int32_t)rnd(6), 100, 1, 1 + rnd(400)),
+            0);
+        assert_int_equal(plog_append(leader, b.data, b.len, 3 + (int32_t)i / 10,
+                                     1000, &base, &last, &f->ed),
+                         0);
+    }
+    read_all(leader, &lead_bytes, &f->ed);
+    /* the follower appends what it fetched in pieces of whole batches */
+    pos = 0;
+    while (pos < lead_bytes.len) {
+        struct batch_header h;
+        size_t len = 0;
+        uint32_t nb = 1 + rnd(5);
+
+        while (nb-- > 0 && pos + len < lead_bytes.len) {
+            assert_int_equal(batch_header_decode(lead_bytes.data + pos + len,
+                                                 lead_bytes.len - pos - len,
+                                                 UINT32_MAX, &h, NULL),
+                             0);
+            len += batch_size(&h);
+        }
+        assert_int_equal(plog_append_replica(f->log, lead_bytes.data + pos, len,
+                                             1000, &last, &f->ed),
+                         0);
+        assert_true(last == plog_end_offset(f->log) - 1);
+        pos += len;
+    }
+    assert_true(plog_end_offset(f->log) == plog_end_offset(leader));
+    assert_int_equal(plog_check_invariants(f->log, &f->ed), 0);
+    read_all(f->log, &rep_bytes, &f->ed);
+    assert_true(rep_bytes.len == lead_bytes.len);
+    assert_memory_equal(rep_bytes.data, lead_bytes.data, lead_bytes.len);
+    /* survives a crash: recovery accepts the replica's log */
+    plog_fixture_kill(f);
+    assert_int_equal(plog_fixture_open(f, 2000), 0);
+    assert_true(plog_end_offset(f->log) <= plog_end_offset(leader));
+    plog_close(leader);
+    buf_fini(&b);
+    buf_fini(&lead_bytes);
+    buf_fini(&rep_bytes);
+}
+
+static void test_append_replica_refuses_gaps_and_corruption(void **state)
+{
+    struct plog_fixture *f = *state;
+    struct weir_buf b;
+    size_t l1;
+    int64_t last;
+
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    assert_int_equal(plog_fixture_append(f, 5, 1, 1, 10, 1000), 0);
+    buf_init(&b);
+    /* starts past the end offset (5) */
+    assert_int_equal(batch_gen_make(&b, 60, 2, 100, 1, 10), 0);
+    batch_set_base(b.data, 6, 7);
+    assert_int_equal(
+        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed),
+        WEIR_EOFFSET_OUT_OF_RANGE);
+    /* starts below it */
+    batch_set_base(b.data, 4, 7);
+    assert_int_equal(
+        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed),
+        WEIR_EOFFSET_OUT_OF_RANGE);
+    /* a hole between two batches: nothing of it is written */
+    batch_set_base(b.data, 5, 7);
+    l1 = b.len;
+    assert_int_equal(batch_gen_make(&b, 61, 3, 100, 1, 10), 0);
+    batch_set_base(b.data + l1, 8, 7);
+    assert_int_equal(
+        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed),
+        WEIR_EOFFSET_OUT_OF_RANGE);
+    assert_true(plog_end_offset(f->log) == 5);
+    /* a flipped byte under the CRC */
+    batch_set_base(b.data + l1, 7, 7);
+    b.data[b.len - 1] ^= 0x5a;
+    assert_int_equal(
+        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed),
+        WEIR_ECORRUPT_MESSAGE);
+    assert_true(plog_end_offset(f->log) == 5);
+    b.data[b.len - 1] ^= 0x5a;
+    assert_int_equal(
+        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed), 0);
+    assert_true(last == 9 && plog_end_offset(f->log) == 10);
+    log_model_add(&f->model, 60, 2, 100, 1);
+    log_model_add(&f->model, 61, 3, 100, 1);
+    assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
+    buf_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             test_multi_batch_append_splits_at_segment_size, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_log_is_empty, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_append_replica_keeps_offsets_and_epochs, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_append_replica_refuses_gaps_and_corruption, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_trip_many_batches_and_rolls,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

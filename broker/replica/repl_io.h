@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Data-plane adapter between the cluster control plane and the partition
+ * logs (STYLE 2.7: thin, no replication decisions). Today it keeps, per
+ * hosted partition, the role and leader epoch the controller assigned and
+ * the leader-epoch cache (repl_epochs), checkpointed atomically in
+ * <partition dir>/leader-epoch-checkpoint. A leader stamps its epoch into
+ * every batch it appends (produce asks repl_io_leader_epoch).
+ * A follower runs a fetcher (fetcher.h) to its leader's broker.
+ * NOT YET: the repl_leader/repl_follower state machines, ISR tracking,
+ * the replicated high watermark and acks=all (docs/replication.md).
+ * Locality: broker loop thread only. */
+#ifndef BROKER_REPLICA_REPL_IO_H
+#define BROKER_REPLICA_REPL_IO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/cluster/cluster.h"
+#include "common/err.h"
+
+struct broker;
+struct plog;
+struct repl_io; /* opaque */
+
+/* Errors: WEIR_ENOMEM. */
+WEIR_MUST_CHECK int repl_io_new(struct broker *b, struct repl_io **out);
+/* NULL is a no-op. */
+void repl_io_free(struct repl_io *io);
+
+/* The cluster partition hook (arg = the repl_io): chains to the default
+ * trace hook, then records role and epoch; on becoming leader loads the
+ * epoch cache, records that the new epoch starts at the log end offset and
+ * writes the checkpoint (a failure is traced; the cache stays in memory). */
+void repl_io_on_partition(void *arg, const struct cluster_partition_state *st);
+
+/* Leader epoch to stamp into batches appended to topic/partition: the
+ * epoch of this broker's leadership, or 0 when it holds none (single
+ * broker mode). io may be NULL. */
+int32_t repl_io_leader_epoch(const struct repl_io *io,
+                             const char *topic,
+                             int32_t partition);
+
+/* Leader side of a follower fetch (Kafka's epoch validation, KIP-320):
+ * true when the follower's log, whose last batch has last_fetched_epoch
+ * and which ends at fetch_offset, diverges from this leader's log; then
+ * the follower must truncate to *end_offset (epoch *epoch) and fetch
+ * again. Also true when fetch_offset is past this log's end. */
+bool repl_io_diverging(struct repl_io *io,
+                       const char *topic,
+                       int32_t partition,
+                       const struct plog *log,
+                       int32_t last_fetched_epoch,
+                       int64_t fetch_offset,
+                       int32_t *epoch,
+                       int64_t *end_offset);
+
+/* The epoch cache of a hosted partition, or NULL (tests, fetch). */
+const struct repl_epochs *
+repl_io_epochs(const struct repl_io *io, const char *topic, int32_t partition);
+
+#endif /* BROKER_REPLICA_REPL_IO_H */

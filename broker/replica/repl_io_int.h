@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Internals shared by repl_io.c and fetcher.c.
+ * Locality: broker loop thread only. */
+#ifndef BROKER_REPLICA_REPL_IO_INT_H
+#define BROKER_REPLICA_REPL_IO_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "broker/cluster/cluster.h"
+#include "broker/replica/repl_epochs.h"
+#include "broker/replica/repl_io.h"
+
+struct fetcher;
+struct plog;
+
+struct repl_io_part {
+    char *topic; /* owned */
+    int32_t partition;
+    enum cluster_role role;
+    int32_t leader; /* -1: none */
+    int32_t leader_epoch;
+    bool loaded; /* epochs read from the checkpoint (or none there) */
+    struct repl_epochs epochs;
+};
+
+struct repl_io {
+    struct broker *b;
+    struct repl_io_part *parts; /* owned */
+    uint32_t n;
+    uint32_t cap;
+    struct fetcher **fetchers; /* owned; one per leader broker */
+    uint32_t n_fetchers;
+};
+
+/* Load the part's epoch cache from the log's directory once. */
+void repl_io_part_load(struct repl_io_part *p, const struct plog *log);
+/* Write the part's epoch cache to <log dir>/leader-epoch-checkpoint;
+ * failures are traced. */
+void repl_io_part_store(const struct repl_io_part *p, const struct plog *log);
+
+#endif /* BROKER_REPLICA_REPL_IO_INT_H */
