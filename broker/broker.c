@@ -7,12 +7,19 @@
 #include <event2/event.h>
 
 #include "broker/api/api.h"
+#include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 #include "common/trace.h"
 
-int64_t broker_high_watermark(const struct plog *log)
+int64_t broker_high_watermark(const struct broker *b, const struct plog *log)
 {
+    int64_t hw;
+
+    if (b != NULL && b->repl != NULL &&
+        repl_io_high_watermark(b->repl, log, &hw)) {
+        return hw; /* cluster mode, led here: the replicated one */
+    }
     return plog_config(log)->flush_policy == PLOG_FLUSH_ACK
                ? plog_durable_offset(log)
                : plog_end_offset(log);
@@ -96,6 +103,8 @@ void broker_flush_dirty(struct broker *b)
             trace_error("storage", "event=flush_failed dir=%s msg=\"%s\"",
                         plog_dir(b->dirty[i]), ed.msg);
             api_produce_fail_log(b, b->dirty[i], WEIR_EIO, ed.msg);
+        } else {
+            repl_io_log_moved(b->repl, b->dirty[i]);
         }
     }
     b->n_dirty = 0;

@@ -49,6 +49,7 @@ struct broker_config {
     char *rack;
     int64_t heartbeat_interval_ms;
     int64_t controlled_shutdown_timeout_ms;
+    int64_t replica_lag_time_max_ms;
 };
 
 extern const struct cfg_option broker_options[];
@@ -100,7 +101,7 @@ struct broker {
 
 /* End of what consumers may read: the durable end with flush-policy=ack,
  * else the log end (records become visible once written). */
-int64_t broker_high_watermark(const struct plog *log);
+int64_t broker_high_watermark(const struct broker *b, const struct plog *log);
 
 /* Encode resp (+ payload moved from `payload`, may be NULL) and answer. */
 void broker_respond(struct srv_req *req,

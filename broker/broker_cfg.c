@@ -167,6 +167,13 @@ const struct cfg_option broker_options[] = {
             controlled_shutdown_timeout_ms,
             0,
             600000),
+    OPT_INT("replica-lag-time-max-ms",
+            "30000",
+            "cluster mode: a follower not caught up for this long leaves "
+            "the ISR",
+            replica_lag_time_max_ms,
+            1,
+            INT64_MAX),
 };
 
 const size_t broker_options_count =

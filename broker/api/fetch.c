@@ -35,6 +35,7 @@ struct fetch_plan {
     size_t n;
     uint64_t total;
     bool has_error;
+    bool first; /* first attempt of this request (not a retry) */
 };
 
 static void fetch_plan_free(struct fetch_plan *p)
@@ -65,13 +66,17 @@ static int fetch_plan_alloc(struct fetch_plan *p, size_t n)
  * be this leader's, and its log must not diverge from this one. True when
  * answered here (an error, or where to truncate to) without data. */
 static bool fetch_replica_check(struct broker *b,
+                                const Weir__FetchRequest *fr,
                                 const Weir__FetchPartition *fp,
                                 const struct plog *log,
+                                bool first,
                                 Weir__FetchPartitionResult *res,
                                 char *msg,
                                 size_t msg_cap)
 {
     int32_t epoch = repl_io_leader_epoch(b->repl, fp->topic, fp->partition);
+    struct repl_fetch_params params;
+    struct repl_fetch_answer ans;
 
     res->leader_epoch = epoch;
     if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != epoch) {
@@ -81,6 +86,29 @@ static bool fetch_replica_check(struct broker *b,
         (void)snprintf(msg, msg_cap, "leader epoch %d here, fetch says %d",
                        (int)epoch, (int)fp->current_leader_epoch);
         return true;
+    }
+    params.replica = fr->replica_id;
+    params.fetch_offset = fp->fetch_offset;
+    params.last_fetched_epoch = fp->last_fetched_epoch;
+    params.current_leader_epoch = fp->current_leader_epoch;
+    /* the leader core records the follower's position once per request
+     * (a parked fetch is retried with the same position) */
+    if (first && repl_io_follower_fetch(b->repl, fp->topic, fp->partition,
+                                        &params, &ans)) {
+        res->high_watermark = ans.high_watermark;
+        switch (ans.verdict) {
+        case REPL_FETCH_SERVE:
+            return false;
+        case REPL_FETCH_DIVERGING:
+            res->diverging_epoch = ans.diverging_epoch;
+            res->diverging_end_offset = ans.diverging_end_offset;
+            return true;
+        case REPL_FETCH_ERROR:
+            res->error_code = ans.err;
+            (void)snprintf(msg, msg_cap, "replica fetch refused: %s",
+                           weir_err_name(ans.err));
+            return true;
+        }
     }
     if (repl_io_diverging(b->repl, fp->topic, fp->partition, log,
                           fp->last_fetched_epoch, fp->fetch_offset,
@@ -136,14 +164,14 @@ static void fetch_plan_one(struct broker *b,
         p->has_error = true;
         return;
     }
-    hw = broker_high_watermark(log);
+    hw = broker_high_watermark(b, log);
     res->high_watermark = hw;
     res->log_start_offset = plog_start_offset(log);
     /* a follower reads up to the log end (it must copy what is not yet
      * committed), a consumer only below the high watermark */
     max_offset = hw;
     if (replica) {
-        if (fetch_replica_check(b, fp, log, res, p->msgs[i],
+        if (fetch_replica_check(b, fr, fp, log, p->first, res, p->msgs[i],
                                 sizeof(p->msgs[i]))) {
             p->has_error = true; /* answer now, do not long-poll */
             return;
@@ -261,8 +289,11 @@ fetch_answer(struct srv_req *req, Weir__Request *r, struct fetch_plan *p)
 }
 
 /* Try to answer; true when answered (the caller then frees `r`). */
-static bool
-fetch_try(struct broker *b, struct srv_req *req, Weir__Request *r, bool final)
+static bool fetch_try(struct broker *b,
+                      struct srv_req *req,
+                      Weir__Request *r,
+                      bool final,
+                      bool first)
 {
     const Weir__FetchRequest *fr = r->fetch;
     struct fetch_plan p;
@@ -278,6 +309,7 @@ fetch_try(struct broker *b, struct srv_req *req, Weir__Request *r, bool final)
                              "out of memory", false);
         return true;
     }
+    p.first = first;
     for (i = 0; i < fr->n_partitions; i++) {
         fetch_plan_one(b, fr, &p, i);
     }
@@ -312,7 +344,7 @@ static void fetch_timeout_cb(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    (void)fetch_try(w->b, w->req, w->r, true);
+    (void)fetch_try(w->b, w->req, w->r, true, false);
     fetch_wait_unlink(w->b, w);
 }
 
@@ -322,7 +354,7 @@ void api_fetch(struct broker *b, struct srv_req *req, Weir__Request *r)
     struct timeval tv;
     uint32_t wait_ms;
 
-    if (fetch_try(b, req, r, false)) {
+    if (fetch_try(b, req, r, false, true)) {
         rpc_request_free(r);
         return;
     }
@@ -330,7 +362,7 @@ void api_fetch(struct broker *b, struct srv_req *req, Weir__Request *r)
     if (w == NULL ||
         (w->timer = evtimer_new(b->base, fetch_timeout_cb, w)) == NULL) {
         mem_free(w);
-        (void)fetch_try(b, req, r, true);
+        (void)fetch_try(b, req, r, true, false);
         rpc_request_free(r);
         return;
     }
@@ -355,7 +387,7 @@ void api_fetch_retry(struct broker *b, bool final)
 
     while (w != NULL) {
         next = w->next;
-        if (fetch_try(b, w->req, w->r, final)) {
+        if (fetch_try(b, w->req, w->r, final, false)) {
             fetch_wait_unlink(b, w);
         }
         w = next;

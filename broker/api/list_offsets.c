@@ -37,7 +37,7 @@ static void list_offsets_one(struct broker *b,
         return;
     }
     if (lp->timestamp == LIST_OFFSETS_LATEST) {
-        res->offset = broker_high_watermark(log);
+        res->offset = broker_high_watermark(b, log);
         return;
     }
     if (lp->timestamp == LIST_OFFSETS_EARLIEST) {
@@ -57,7 +57,7 @@ static void list_offsets_one(struct broker *b,
         return;
     }
     /* records not yet below the high watermark are not visible */
-    if (off >= 0 && off < broker_high_watermark(log)) {
+    if (off >= 0 && off < broker_high_watermark(b, log)) {
         res->offset = off;
         res->timestamp = ts;
     }

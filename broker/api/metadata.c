@@ -93,7 +93,7 @@ static size_t md_fill_partitions(struct broker *b,
         pi->n_isr = 1;
         if (log != NULL) {
             pi->log_start_offset = plog_start_offset(log);
-            pi->high_watermark = broker_high_watermark(log);
+            pi->high_watermark = broker_high_watermark(b, log);
         } else {
             pi->error_code = WEIR_ELEADER_NOT_AVAILABLE;
             pi->leader = -1;

@@ -4,6 +4,7 @@
  * flush-policy=ack, once group commit has made them durable. acks=0 gets
  * no answer at all. Batches with a producer id go through the partition's
  * idempotence check first (broker/idem); InitProducerId gives the ids. */
+#include <event2/event.h>
 #include <string.h>
 
 #include "broker/api/api.h"
@@ -21,10 +22,13 @@ struct produce_wait {
     Weir__ProducePartitionResult **ptrs;
     struct plog **logs; /* log each partition was appended to, or NULL */
     int64_t *need;      /* durable offset that acknowledges it */
+    bool *repl;         /* acks=all led with a core: need is a HW */
     char (*msgs)[512];  /* error messages */
     size_t n;
     size_t pending;
     uint64_t deadline_ms;
+    struct broker *b;
+    struct event *timer; /* acks=all waits: the request's timeout_ms */
     struct produce_wait *next;
 };
 
@@ -33,11 +37,15 @@ static void produce_wait_free(struct produce_wait *w)
     if (w == NULL) {
         return;
     }
+    if (w->timer != NULL) {
+        event_free(w->timer);
+    }
     rpc_request_free(w->r);
     mem_free(w->res);
     mem_free(w->ptrs);
     mem_free(w->logs);
     mem_free(w->need);
+    mem_free(w->repl);
     mem_free(w->msgs);
     mem_free(w);
 }
@@ -54,9 +62,10 @@ static struct produce_wait *produce_wait_new(size_t n)
     w->ptrs = mem_calloc(n + 1, sizeof(*w->ptrs));
     w->logs = mem_calloc(n + 1, sizeof(*w->logs));
     w->need = mem_calloc(n + 1, sizeof(*w->need));
+    w->repl = mem_calloc(n + 1, sizeof(*w->repl));
     w->msgs = mem_calloc(n + 1, sizeof(*w->msgs));
     if (w->res == NULL || w->ptrs == NULL || w->logs == NULL ||
-        w->need == NULL || w->msgs == NULL) {
+        w->need == NULL || w->repl == NULL || w->msgs == NULL) {
         produce_wait_free(w);
         return NULL;
     }
@@ -99,6 +108,26 @@ static void produce_ack_when_durable(struct broker *b,
     broker_mark_dirty(b, log);
 }
 
+/* acks=all on a partition led with a leader core: acknowledge partition i
+ * once the high watermark passes `last`. */
+static void produce_ack_when_replicated(struct broker *b,
+                                        struct produce_wait *w,
+                                        size_t i,
+                                        struct plog *log,
+                                        int64_t last)
+{
+    if (plog_config(log)->flush_policy == PLOG_FLUSH_ACK &&
+        plog_durable_offset(log) <= last) {
+        broker_mark_dirty(b, log); /* the leader's own copy counts too */
+    }
+    if (broker_high_watermark(b, log) > last) {
+        return;
+    }
+    w->logs[i] = log;
+    w->need[i] = last + 1;
+    w->pending++;
+}
+
 /* Idempotence before anything is written: true to go on and append,
  * false with *answer for partition i - a retry of batches written before
  * gets DUPLICATE_SEQUENCE with their offsets (once they are as durable as
@@ -131,7 +160,11 @@ static bool produce_idem_gate(struct broker *b,
                        "already written at offsets %lld..%lld",
                        (long long)ip->res.base_offset,
                        (long long)ip->res.last_offset);
-        produce_ack_when_durable(b, w, i, log, ip->res.last_offset);
+        if (w->repl[i]) {
+            produce_ack_when_replicated(b, w, i, log, ip->res.last_offset);
+        } else {
+            produce_ack_when_durable(b, w, i, log, ip->res.last_offset);
+        }
         trace_info("api",
                    "event=produce_duplicate topic=%s partition=%d "
                    "base_offset=%lld last_offset=%lld peer=%s",
@@ -186,6 +219,16 @@ static int produce_one(struct broker *b,
         (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "no record batches");
         return WEIR_ECORRUPT_MESSAGE;
     }
+    if (w->r->produce->acks == -1) {
+        rv = repl_io_acks_all(b->repl, pp->topic, pp->partition, &w->repl[i]);
+        if (rv != 0) {
+            (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
+                           "in-sync replicas of %s/%d below "
+                           "min.insync.replicas",
+                           pp->topic, pp->partition);
+            return rv;
+        }
+    }
     if (!produce_idem_gate(b, w, i, log, data, len, &ip, &rv)) {
         idem_io_payload_fini(&ip);
         return rv;
@@ -212,9 +255,15 @@ static int produce_one(struct broker *b,
     }
     res->base_offset = base;
     res->log_start_offset = plog_start_offset(log);
+    repl_io_log_moved(b->repl, log);
+    if (w->repl[i]) {
+        produce_ack_when_replicated(b, w, i, log, last);
+    }
     switch (plog_config(log)->flush_policy) {
     case PLOG_FLUSH_ACK:
-        produce_ack_when_durable(b, w, i, log, last);
+        if (!w->repl[i]) {
+            produce_ack_when_durable(b, w, i, log, last);
+        }
         break;
     case PLOG_FLUSH_INTERVAL:
         if (plog_unflushed_messages(log) >= plog_config(log)->flush_messages &&
@@ -227,6 +276,62 @@ static int produce_one(struct broker *b,
         break;
     }
     return 0;
+}
+
+/* The request's timeout passed: partitions still waiting for the high
+ * watermark get REQUEST_TIMED_OUT (they may still be committed later). */
+static void produce_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct produce_wait *w = arg;
+    struct produce_wait **pw;
+    size_t i;
+
+    (void)fd;
+    (void)what;
+    for (i = 0; i < w->n; i++) {
+        if (w->logs[i] != NULL && w->repl[i]) {
+            w->logs[i] = NULL;
+            w->pending--;
+            w->res[i].error_code = WEIR_EREQUEST_TIMED_OUT;
+            (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
+                           "not replicated to the in-sync replicas in %u ms",
+                           (unsigned)w->r->produce->timeout_ms);
+        }
+    }
+    if (w->pending != 0) {
+        return;
+    }
+    for (pw = &w->b->produce_waits; *pw != NULL; pw = &(*pw)->next) {
+        if (*pw == w) {
+            *pw = w->next;
+            produce_answer(w);
+            return;
+        }
+    }
+}
+
+/* Bound an acks=all wait by the request's timeout_ms (0: unbounded). */
+static void produce_arm_timeout(struct broker *b, struct produce_wait *w)
+{
+    struct timeval tv;
+    uint32_t ms = w->r->produce->timeout_ms;
+    size_t i;
+    bool repl = false;
+
+    for (i = 0; i < w->n; i++) {
+        repl = repl || (w->logs[i] != NULL && w->repl[i]);
+    }
+    if (!repl || ms == 0 || b->base == NULL) {
+        return;
+    }
+    w->b = b;
+    w->timer = evtimer_new(b->base, produce_timeout_cb, w);
+    if (w->timer == NULL) {
+        return; /* unbounded, as before */
+    }
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+    (void)evtimer_add(w->timer, &tv);
 }
 
 void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r)
@@ -267,6 +372,7 @@ void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r)
         produce_answer(w);
         return;
     }
+    produce_arm_timeout(b, w);
     w->next = b->produce_waits;
     b->produce_waits = w;
 }
@@ -280,7 +386,8 @@ void api_produce_complete_waits(struct broker *b)
     while ((w = *pw) != NULL) {
         for (i = 0; i < w->n; i++) {
             if (w->logs[i] != NULL &&
-                plog_durable_offset(w->logs[i]) >= w->need[i]) {
+                (w->repl[i] ? broker_high_watermark(b, w->logs[i])
+                            : plog_durable_offset(w->logs[i])) >= w->need[i]) {
                 w->logs[i] = NULL;
                 w->pending--;
             }

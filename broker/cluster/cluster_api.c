@@ -99,7 +99,7 @@ void cluster_api_metadata(struct broker *b,
                 logmgr_partition(b->logs, ti->name, pi->partition);
             if (log != NULL) {
                 pi->log_start_offset = plog_start_offset(log);
-                pi->high_watermark = broker_high_watermark(log);
+                pi->high_watermark = broker_high_watermark(b, log);
             }
         }
     }

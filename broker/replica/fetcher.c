@@ -221,7 +221,7 @@ fetcher_part(struct fetcher *f, const char *topic, int32_t partition)
     uint32_t i;
 
     for (i = 0; i < f->io->n; i++) {
-        struct repl_io_part *p = &f->io->parts[i];
+        struct repl_io_part *p = f->io->parts[i];
 
         if (p->partition == partition && strcmp(p->topic, topic) == 0) {
             return fetcher_follows(f, p) ? p : NULL;
@@ -344,7 +344,7 @@ static void fetcher_send(struct fetcher *f)
     int rv;
 
     for (i = 0; i < f->io->n; i++) {
-        n += fetcher_follows(f, &f->io->parts[i]) ? 1 : 0;
+        n += fetcher_follows(f, f->io->parts[i]) ? 1 : 0;
     }
     if (n == 0) {
         return; /* idle until kicked */
@@ -363,7 +363,7 @@ static void fetcher_send(struct fetcher *f)
     }
     n = 0;
     for (i = 0; i < f->io->n && n < FETCHER_MAX_PARTS; i++) {
-        struct repl_io_part *p = &f->io->parts[i];
+        struct repl_io_part *p = f->io->parts[i];
         struct plog *log;
 
         if (!fetcher_follows(f, p)) {

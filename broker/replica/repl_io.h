@@ -6,8 +6,9 @@
  * <partition dir>/leader-epoch-checkpoint. A leader stamps its epoch into
  * every batch it appends (produce asks repl_io_leader_epoch).
  * A follower runs a fetcher (fetcher.h) to its leader's broker.
- * NOT YET: the repl_leader/repl_follower state machines, ISR tracking,
- * the replicated high watermark and acks=all (docs/replication.md).
+ * A leader runs the repl_leader core (follower positions, ISR changes
+ * through the controller, the replicated high watermark, acks=all).
+ * NOT YET: the repl_follower core (docs/replication.md).
  * Locality: broker loop thread only. */
 #ifndef BROKER_REPLICA_REPL_IO_H
 #define BROKER_REPLICA_REPL_IO_H
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "broker/cluster/cluster.h"
+#include "broker/replica/repl_leader.h"
 #include "common/err.h"
 
 struct broker;
@@ -57,5 +59,33 @@ bool repl_io_diverging(struct repl_io *io,
 /* The epoch cache of a hosted partition, or NULL (tests, fetch). */
 const struct repl_epochs *
 repl_io_epochs(const struct repl_io *io, const char *topic, int32_t partition);
+
+/* Replicated high watermark of a partition this broker leads with a
+ * leader core (repl_leader): true and *hw, else false (not led here). */
+bool repl_io_high_watermark(const struct repl_io *io,
+                            const struct plog *log,
+                            int64_t *hw);
+
+/* The log's end or durable end may have moved (after an append or a
+ * group-commit flush): tells the leader core, if any. io may be NULL. */
+void repl_io_log_moved(struct repl_io *io, const struct plog *log);
+
+/* acks=all admission: *replicated when a leader core runs for the
+ * partition (the write then waits for the high watermark); returns
+ * WEIR_ENOT_ENOUGH_REPLICAS when the ISR is below min.insync.replicas,
+ * else 0. io may be NULL. */
+int repl_io_acks_all(const struct repl_io *io,
+                     const char *topic,
+                     int32_t partition,
+                     bool *replicated);
+
+/* Leader side of a follower fetch through the leader core: true with
+ * *out when the core answered (the follower's position is recorded);
+ * false when no core runs for the partition. */
+bool repl_io_follower_fetch(struct repl_io *io,
+                            const char *topic,
+                            int32_t partition,
+                            const struct repl_fetch_params *fp,
+                            struct repl_fetch_answer *out);
 
 #endif /* BROKER_REPLICA_REPL_IO_H */

@@ -11,8 +11,11 @@
 #include "broker/replica/repl_epochs.h"
 #include "broker/replica/repl_io.h"
 
+struct event;
 struct fetcher;
 struct plog;
+struct repl_leader;
+struct repl_io_lead;
 
 struct repl_io_part {
     char *topic; /* owned */
@@ -22,15 +25,18 @@ struct repl_io_part {
     int32_t leader_epoch;
     bool loaded; /* epochs read from the checkpoint (or none there) */
     struct repl_epochs epochs;
+    struct repl_io_lead *lead; /* owned; leader with a repl_leader only */
 };
 
 struct repl_io {
     struct broker *b;
-    struct repl_io_part *parts; /* owned */
+    struct repl_io_part **parts; /* owned; stable addresses (a
+                                    repl_leader borrows p->epochs) */
     uint32_t n;
     uint32_t cap;
     struct fetcher **fetchers; /* owned; one per leader broker */
     uint32_t n_fetchers;
+    struct event *wake_ev; /* deferred: complete waits after HW moved */
 };
 
 /* Load the part's epoch cache from the log's directory once. */
