@@ -7,55 +7,13 @@ controlled shutdown on SIGTERM, and single-broker mode unaffected. These
 tests check metadata, roles and routing only; data replication is in
 test_replication.py. Every wait is bounded in time."""
 import os
-import shutil
 import signal
-import tempfile
 import time
 
-from weirtest import (Broker, Controller, cluster_broker, cluster_state,
-                      log, run_main, wait_until, weir)
+from weirtest import (Broker, Cluster, cluster_state, log, run_main,
+                      wait_until, weir)
 
 SESSION_S = 3.0  # the controller's default session timeout
-
-
-class Cluster:
-    def __init__(self):
-        self.tmp = tempfile.mkdtemp(prefix="weir-cluster-")
-        self.ctl = Controller(data_dir=os.path.join(self.tmp, "controller"))
-        self.brokers = {i: cluster_broker(self.ctl, i, self.tmp)
-                        for i in (1, 2, 3)}
-
-    def __enter__(self):
-        self.ctl.start()
-        for b in self.brokers.values():
-            b.start()
-        self.wait_alive({1, 2, 3})
-        return self
-
-    def __exit__(self, *exc):
-        for b in self.brokers.values():
-            if b.proc and b.proc.poll() is None:
-                b.kill9()
-        if self.ctl.proc and self.ctl.proc.poll() is None:
-            self.ctl.kill9()
-        if os.environ.get("WEIR_KEEP_TMP") != "1":
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def any_live(self, but=()):
-        for i, b in self.brokers.items():
-            if i not in but and b.proc and b.proc.poll() is None:
-                return b
-        raise AssertionError("no live broker")
-
-    def state(self, but=()):
-        return cluster_state(self.any_live(but))
-
-    def wait_alive(self, ids, timeout=10, but=()):
-        def ok():
-            st = self.state(but)
-            alive = {i for i, b in st["brokers"].items() if b[2]}
-            return st if ids <= alive else None
-        return wait_until(f"brokers {sorted(ids)} alive", ok, timeout)
 
 
 def test_three_brokers_register_and_spread_a_topic():

@@ -9,56 +9,19 @@ high watermark and is refused below min.insync.replicas; a restarted
 follower rejoins the ISR. Every wait is bounded in time."""
 import glob
 import os
-import shutil
 import signal
 import struct
-import tempfile
 import time
 
-from weirtest import (Controller, cluster_broker, cluster_state, log,
-                      run_main, wait_until, weir)
+import weirtest
+from weirtest import log, run_main, wait_until, weir
 
 TOPIC = "r"
 
 
-class Cluster:
+class Cluster(weirtest.Cluster):
     def __init__(self, args=()):
-        self.tmp = tempfile.mkdtemp(prefix="weir-repl-")
-        self.ctl = Controller(data_dir=os.path.join(self.tmp, "controller"))
-        self.brokers = {i: cluster_broker(self.ctl, i, self.tmp, args=args)
-                        for i in (1, 2, 3)}
-
-    def __enter__(self):
-        self.ctl.start()
-        for b in self.brokers.values():
-            b.start()
-        self.wait_alive({1, 2, 3})
-        return self
-
-    def __exit__(self, *exc):
-        for b in self.brokers.values():
-            if b.proc and b.proc.poll() is None:
-                b.kill9()
-        if self.ctl.proc and self.ctl.proc.poll() is None:
-            self.ctl.kill9()
-        if os.environ.get("WEIR_KEEP_TMP") != "1":
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def live(self, but=()):
-        for i, b in self.brokers.items():
-            if i not in but and b.proc and b.proc.poll() is None:
-                return b
-        raise AssertionError("no live broker")
-
-    def state(self, but=()):
-        return cluster_state(self.live(but))
-
-    def wait_alive(self, ids, timeout=15, but=()):
-        def ok():
-            st = self.state(but)
-            alive = {i for i, b in st["brokers"].items() if b[2]}
-            return st if ids <= alive else None
-        return wait_until(f"brokers {sorted(ids)} alive", ok, timeout)
+        super().__init__(args=args, prefix="weir-repl-")
 
     def part(self, but=()):
         return self.state(but)["partitions"][(TOPIC, 0)]

@@ -7,6 +7,7 @@ send malformed frames a real client never would.
 """
 import os
 import random
+import shutil
 import signal
 import socket
 import struct
@@ -389,6 +390,49 @@ def record_batch(values, ts=None, corrupt_crc=False, producer_id=-1,
         crc ^= 1
     after_len = struct.pack(">ibI", -1, 2, crc) + after_crc
     return struct.pack(">qi", 0, len(after_len)) + after_len
+
+
+class Cluster:
+    """A controller and brokers 1..3 in a temp dir; kill -9 of everything
+    left running on exit."""
+
+    def __init__(self, args=(), prefix="weir-cluster-"):
+        self.tmp = tempfile.mkdtemp(prefix=prefix)
+        self.ctl = Controller(data_dir=os.path.join(self.tmp, "controller"))
+        self.brokers = {i: cluster_broker(self.ctl, i, self.tmp, args=args)
+                        for i in (1, 2, 3)}
+
+    def __enter__(self):
+        self.ctl.start()
+        for b in self.brokers.values():
+            b.start()
+        self.wait_alive({1, 2, 3}, timeout=15)
+        return self
+
+    def __exit__(self, *exc):
+        for b in self.brokers.values():
+            if b.proc and b.proc.poll() is None:
+                b.kill9()
+        if self.ctl.proc and self.ctl.proc.poll() is None:
+            self.ctl.kill9()
+        if os.environ.get("WEIR_KEEP_TMP") != "1":
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def live(self, but=()):
+        for i, b in self.brokers.items():
+            if i not in but and b.proc and b.proc.poll() is None:
+                return b
+        raise AssertionError("no live broker")
+
+    def state(self, but=()):
+        return cluster_state(self.live(but))
+
+    def wait_alive(self, ids, timeout=10, but=()):
+        def ok():
+            st = self.state(but)
+            alive = {i for i, b in st["brokers"].items() if b[2]}
+            return st if ids <= alive else None
+        return wait_until(f"brokers {sorted(ids)} alive", ok, timeout)
 
 
 def run_main(tests):
