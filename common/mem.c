@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "common/mem.h"
 
+#include "common/err.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -81,4 +83,24 @@ char *mem_strdup(const char *s)
 void mem_free(void *p)
 {
     free(p);
+}
+
+int mem_grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
+{
+    uint32_t ncap = *cap < 4 ? 4 : *cap;
+    void *p;
+
+    if (need <= *cap) {
+        return 0;
+    }
+    while (ncap < need) {
+        ncap = ncap > UINT32_MAX / 2 ? need : ncap * 2;
+    }
+    p = mem_realloc(*arr, (size_t)ncap * size);
+    if (p == NULL) {
+        return WEIR_ENOMEM;
+    }
+    *arr = p;
+    *cap = ncap;
+    return 0;
 }

@@ -6,6 +6,7 @@
 #define COMMON_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 void *mem_malloc(size_t n);
 void *mem_calloc(size_t count, size_t size);
@@ -13,6 +14,11 @@ void *mem_realloc(void *p, size_t n);
 char *mem_strdup(const char *s);
 char *mem_strndup(const char *s, size_t n);
 void mem_free(void *p);
+
+/* Grow an array *arr of *cap elements of `size` bytes so it holds at least
+ * `need` (doubling, at least 4). Returns 0 or WEIR_ENOMEM, leaving the
+ * array as it was on failure. */
+int mem_grow(void **arr, uint32_t *cap, uint32_t need, size_t size);
 
 /* Test hook: make the nth allocation from now fail (1 = the next one), and
  * every one after it when `sticky`. n = 0 switches injection off. */

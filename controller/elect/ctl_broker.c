@@ -27,8 +27,8 @@ static int ctl_broker_add_live(struct ctl_core *core, int32_t id)
     if (ctl_core_live(core, id) != NULL) {
         return 0;
     }
-    if (ctl_core_grow((void **)&core->live, &core->cap_live, core->n_live + 1,
-                      sizeof(core->live[0])) != 0) {
+    if (mem_grow((void **)&core->live, &core->cap_live, core->n_live + 1,
+                 sizeof(core->live[0])) != 0) {
         return WEIR_ENOMEM;
     }
     while (pos < core->n_live && core->live[pos].id < id) {

@@ -59,26 +59,6 @@ void ctl_actions_fini(struct ctl_actions *out)
     ctl_actions_init(out);
 }
 
-int ctl_core_grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
-{
-    uint32_t ncap = *cap < 4 ? 4 : *cap;
-    void *p;
-
-    if (need <= *cap) {
-        return 0;
-    }
-    while (ncap < need) {
-        ncap = ncap > UINT32_MAX / 2 ? need : ncap * 2;
-    }
-    p = mem_realloc(*arr, (size_t)ncap * size);
-    if (p == NULL) {
-        return WEIR_ENOMEM;
-    }
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 void ctl_core_refuse(struct ctl_actions *out, int code, const char *fmt, ...)
 {
     va_list ap;
@@ -243,8 +223,8 @@ static int ctl_core_keep_str(struct ctl_actions *out, struct meta_str *s)
         return 0;
     }
     if (out->n_strs == out->cap_strs &&
-        ctl_core_grow((void **)&out->strs, &out->cap_strs, out->n_strs + 1,
-                      sizeof(out->strs[0])) != 0) {
+        mem_grow((void **)&out->strs, &out->cap_strs, out->n_strs + 1,
+                 sizeof(out->strs[0])) != 0) {
         return WEIR_ENOMEM;
     }
     copy = mem_strndup(s->ptr, s->len);
@@ -285,8 +265,8 @@ int ctl_core_emit(struct ctl_core *core,
     int rv;
 
     err_detail_clear(&ed);
-    rv = ctl_core_grow((void **)&out->records, &out->cap_records,
-                       out->n_records + 1, sizeof(out->records[0]));
+    rv = mem_grow((void **)&out->records, &out->cap_records, out->n_records + 1,
+                  sizeof(out->records[0]));
     if (rv == 0) {
         slot = &out->records[out->n_records];
         *slot = *rec;

@@ -35,9 +35,6 @@ struct ctl_excl {
     uint32_t n;
 };
 
-/* Grow *arr (elements of `size` bytes) to hold at least `need`; doubles.
- * Errors: WEIR_ENOMEM (array unchanged). */
-int ctl_core_grow(void **arr, uint32_t *cap, uint32_t need, size_t size);
 /* Append rec to the batch (copying its strings into out) and apply it.
  * Errors: WEIR_ENOMEM, WEIR_EUNKNOWN (the image refused a record the core
  * made: a bug). Either way the core is failed if the batch was begun. */

@@ -53,26 +53,6 @@ void meta_image_free(struct meta_image *img)
     mem_free(img);
 }
 
-int meta_image_grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
-{
-    uint32_t ncap = *cap < 4 ? 4 : *cap;
-    void *p;
-
-    if (need <= *cap) {
-        return 0;
-    }
-    while (ncap < need) {
-        ncap = ncap > UINT32_MAX / 2 ? need : ncap * 2;
-    }
-    p = mem_realloc(*arr, (size_t)ncap * size);
-    if (p == NULL) {
-        return WEIR_ENOMEM;
-    }
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 uint32_t
 meta_image_broker_pos(const struct meta_image *img, int32_t id, bool *found)
 {
@@ -255,8 +235,8 @@ static int meta_image_apply_register(struct meta_image *img,
                        META_MAX_BROKERS);
     }
     if (b == NULL &&
-        meta_image_grow((void **)&img->brokers, &img->cap_brokers,
-                        img->n_brokers + 1, sizeof(img->brokers[0])) != 0) {
+        mem_grow((void **)&img->brokers, &img->cap_brokers, img->n_brokers + 1,
+                 sizeof(img->brokers[0])) != 0) {
         return err_set(ed, WEIR_ENOMEM, "registering broker %d", (int)r->id);
     }
     host = mem_strndup(r->host.ptr, r->host.len);
@@ -343,8 +323,8 @@ static int meta_image_apply_topic(struct meta_image *img,
         return err_set(ed, WEIR_ECORRUPT, "more than %d topics",
                        META_MAX_TOPICS);
     }
-    if (meta_image_grow((void **)&img->topics, &img->cap_topics,
-                        img->n_topics + 1, sizeof(img->topics[0])) != 0 ||
+    if (mem_grow((void **)&img->topics, &img->cap_topics, img->n_topics + 1,
+                 sizeof(img->topics[0])) != 0 ||
         meta_image_names_reserve(img) != 0) {
         return err_set(ed, WEIR_ENOMEM, "creating a topic");
     }
@@ -402,9 +382,9 @@ static int meta_image_apply_config(struct meta_image *img,
         return err_set(ed, WEIR_ECORRUPT, "topic %s has %d configs already",
                        slot->pub.name, META_MAX_CONFIGS);
     }
-    if (!found && meta_image_grow((void **)&slot->pub.configs,
-                                  &slot->cap_configs, slot->pub.n_configs + 1,
-                                  sizeof(slot->pub.configs[0])) != 0) {
+    if (!found &&
+        mem_grow((void **)&slot->pub.configs, &slot->cap_configs,
+                 slot->pub.n_configs + 1, sizeof(slot->pub.configs[0])) != 0) {
         return err_set(ed, WEIR_ENOMEM, "setting a topic config");
     }
     value = mem_strndup(c->value.len > 0 ? c->value.ptr : "", c->value.len);

@@ -55,8 +55,4 @@ int meta_image_apply_change(struct meta_image *img,
                             const struct meta_partition_change *rec,
                             struct err_detail *ed);
 
-/* Grow *arr (elements of `size` bytes) so that it holds at least `need`;
- * doubles. Errors: WEIR_ENOMEM (array unchanged). */
-int meta_image_grow(void **arr, uint32_t *cap, uint32_t need, size_t size);
-
 #endif /* CONTROLLER_META_META_IMAGE_INT_H */

@@ -89,9 +89,9 @@ int meta_image_apply_partition(struct meta_image *img,
     if (rv != 0) {
         return rv;
     }
-    if (meta_image_grow((void **)&slot->pub.partitions, &slot->cap_partitions,
-                        slot->pub.n_partitions + 1,
-                        sizeof(slot->pub.partitions[0])) != 0) {
+    if (mem_grow((void **)&slot->pub.partitions, &slot->cap_partitions,
+                 slot->pub.n_partitions + 1,
+                 sizeof(slot->pub.partitions[0])) != 0) {
         return err_set(ed, WEIR_ENOMEM, "adding a partition");
     }
     p = &slot->pub.partitions[slot->pub.n_partitions++];
