@@ -41,6 +41,14 @@ const struct cfg_option ctl_options[] = {
             session_timeout_ms,
             1,
             (int64_t)CTL_MAX_INTERVAL_MS),
+    OPT_INT("disconnect-timeout-ms",
+            "1000",
+            "fence a broker this long after its heartbeat connection closed "
+            "from its side, unless it heartbeats again first (0 = only the "
+            "session timeout fences)",
+            disconnect_timeout_ms,
+            0,
+            (int64_t)CTL_MAX_INTERVAL_MS),
     OPT_INT("heartbeat-interval-ms",
             "500",
             "how often brokers are expected to heartbeat (documentation: "
@@ -107,6 +115,7 @@ int ctl_server_core_config(const struct ctl_server_config *c,
 {
     ctl_config_init(out);
     out->session_timeout_ms = (uint64_t)c->session_timeout_ms;
+    out->disconnect_timeout_ms = (uint64_t)c->disconnect_timeout_ms;
     out->rebalance_interval_ms = (uint64_t)c->rebalance_interval_ms;
     out->default_partitions = (int32_t)c->default_partitions;
     out->default_replication_factor = (int32_t)c->default_replication_factor;

@@ -203,6 +203,29 @@ int ctl_server_step(struct ctl_server *s, struct ctl_event *ev)
     return 0;
 }
 
+/* A broker's heartbeat connection was closed from its side: most likely
+ * the process is gone (kill -9 closes its sockets), so it is fenced after
+ * disconnect-timeout-ms unless it heartbeats again first. */
+static void ctl_io_broker_lost(void *arg, int64_t tag_id, int64_t tag_epoch)
+{
+    struct ctl_server *s = arg;
+    struct ctl_event ev;
+
+    if (tag_id < 0 || tag_id > INT32_MAX) {
+        return;
+    }
+    memset(&ev, 0, sizeof(ev));
+    ev.type = CTL_EV_BROKER_DISCONNECTED;
+    ev.u.broker.broker_id = (int32_t)tag_id;
+    ev.u.broker.broker_epoch = tag_epoch;
+    trace_info("controller",
+               "event=broker_connection_lost broker=%d epoch=%lld "
+               "fence_in_ms=%llu",
+               (int)tag_id, (long long)tag_epoch,
+               (unsigned long long)s->core_cfg.disconnect_timeout_ms);
+    (void)ctl_server_step(s, &ev);
+}
+
 static void ctl_io_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct ctl_server *s = arg;
@@ -281,6 +304,7 @@ static int ctl_io_listen(struct ctl_server *s, struct err_detail *ed)
     if (rv != 0) {
         return rv;
     }
+    srv_on_lost(s->srv, ctl_io_broker_lost, s);
     rv = addr_split(s->cfg.advertise != NULL ? s->cfg.advertise : s->cfg.listen,
                     host, sizeof(host), &port, ed);
     if (rv != 0) {

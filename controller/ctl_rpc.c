@@ -125,6 +125,8 @@ static void ctl_rpc_heartbeat(struct ctl_server *s,
     ev.u.heartbeat.want_shutdown = m->want_shutdown;
     resp.correlation_id = r->correlation_id;
     if (ctl_rpc_result(s, &ev, &resp) == 0) {
+        /* a dead broker's connection closes: see ctl_io_broker_lost */
+        srv_req_tag(req, m->broker_id, m->broker_epoch);
         body.fenced = s->act.broker_fenced;
         body.shutdown_ok = s->act.shutdown_ok;
         resp.body_case = WEIR__RESPONSE__BODY_BROKER_HEARTBEAT;

@@ -42,6 +42,9 @@ struct srv_conn {
     bool read_paused; /* EV_READ disabled for back-pressure */
     bool close_after_write;
     bool closed;
+    bool tagged;
+    int64_t tag_id;
+    int64_t tag_epoch;
     struct event *frame_timer;
     struct event *resume_ev;
     struct srv_conn *prev;
@@ -55,6 +58,8 @@ struct srv {
     struct frame_limits limits;
     srv_request_fn on_request;
     void *arg;
+    srv_lost_fn on_lost;
+    void *lost_arg;
     struct srv_conn *conns;
     uint32_t n_conns;
     uint16_t port;
@@ -321,10 +326,15 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
         trace_info("net", "event=idle_close peer=%s idle_ms=%u", c->peer,
                    c->srv->cfg.idle_timeout_ms);
         conn_close(c, "idle");
-    } else if (what & BEV_EVENT_ERROR) {
-        conn_close(c, "socket error");
-    } else if (what & BEV_EVENT_EOF) {
-        conn_close(c, "peer closed");
+    } else if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
+        struct srv *s = c->srv;
+        bool tagged = c->tagged;
+        int64_t id = c->tag_id;
+        int64_t epoch = c->tag_epoch;
+        conn_close(c, what & BEV_EVENT_ERROR ? "socket error" : "peer closed");
+        if (tagged && s->on_lost != NULL) {
+            s->on_lost(s->lost_arg, id, epoch);
+        }
     }
 }
 
@@ -524,6 +534,21 @@ void srv_close(struct srv *s)
         conn_close(s->conns, "server closing");
     }
     mem_free(s);
+}
+
+void srv_on_lost(struct srv *s, srv_lost_fn fn, void *arg)
+{
+    s->on_lost = fn;
+    s->lost_arg = arg;
+}
+
+void srv_req_tag(struct srv_req *req, int64_t tag_id, int64_t tag_epoch)
+{
+    if (req->conn != NULL) {
+        req->conn->tagged = true;
+        req->conn->tag_id = tag_id;
+        req->conn->tag_epoch = tag_epoch;
+    }
 }
 
 uint16_t srv_port(const struct srv *s)

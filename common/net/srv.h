@@ -61,6 +61,15 @@ WEIR_MUST_CHECK int srv_open(struct event_base *base,
                              void *arg,
                              struct srv **out,
                              struct err_detail *ed);
+/* Connections can carry a tag (an owner id and epoch, say a broker's)
+ * set by the handler; fn is called when a tagged connection is lost from
+ * the client's side (end of stream or socket error), not when the server
+ * closes it (limits, timeouts, bad frames, srv_close). */
+typedef void (*srv_lost_fn)(void *arg, int64_t tag_id, int64_t tag_epoch);
+void srv_on_lost(struct srv *s, srv_lost_fn fn, void *arg);
+/* Tag the request's connection; no-op once the connection is gone. */
+void srv_req_tag(struct srv_req *req, int64_t tag_id, int64_t tag_epoch);
+
 /* Stop accepting; existing connections go on. */
 void srv_stop_accepting(struct srv *s);
 /* Close every connection and free. Requests still held by handlers become

@@ -12,6 +12,16 @@
 #include "common/mem.h"
 #include "controller/elect/ctl_core_int.h"
 
+/* Heard from: a new full session, and a closed connection is forgotten
+ * (it spoke again, so it is alive). */
+static void ctl_broker_seen(const struct ctl_core *core, struct ctl_live *l)
+{
+    if (l != NULL) {
+        l->last_seen_ms = core->now_ms;
+        l->cut_at_ms = 0;
+    }
+}
+
 static struct meta_str ctl_broker_str(const char *s)
 {
     struct meta_str out = {s != NULL ? s : "", s != NULL ? strlen(s) : 0};
@@ -95,7 +105,7 @@ int ctl_broker_register(struct ctl_core *core,
     if (rv != 0) {
         return rv;
     }
-    ctl_core_live(core, rec.u.reg.id)->last_seen_ms = core->now_ms;
+    ctl_broker_seen(core, ctl_core_live(core, rec.u.reg.id));
     ctl_core_live(core, rec.u.reg.id)->shutting_down = false;
     out->broker_epoch = rec.u.reg.epoch;
     out->broker_fenced = true;
@@ -153,7 +163,7 @@ int ctl_broker_heartbeat(struct ctl_core *core,
         return 0;
     }
     live = ctl_core_live(core, id);
-    live->last_seen_ms = core->now_ms;
+    ctl_broker_seen(core, live);
     out->broker_epoch = epoch;
     if (!explicit && ev->u.heartbeat.want_shutdown) {
         return ctl_broker_stop(core, out, id);
@@ -177,7 +187,7 @@ int ctl_broker_shutdown(struct ctl_core *core,
     if (ctl_core_broker(core, out, id, ev->u.broker.broker_epoch) == NULL) {
         return 0;
     }
-    ctl_core_live(core, id)->last_seen_ms = core->now_ms;
+    ctl_broker_seen(core, ctl_core_live(core, id));
     out->broker_epoch = ev->u.broker.broker_epoch;
     return ctl_broker_stop(core, out, id);
 }
@@ -188,7 +198,30 @@ static bool ctl_broker_expired(const struct ctl_core *core,
     const struct meta_broker *b = meta_image_broker(core->img, l->id);
 
     return b != NULL && !b->fenced &&
-           core->now_ms - l->last_seen_ms > core->cfg.session_timeout_ms;
+           (core->now_ms - l->last_seen_ms > core->cfg.session_timeout_ms ||
+            (l->cut_at_ms != 0 && core->now_ms >= l->cut_at_ms));
+}
+
+/* A connection of the broker's current epoch was closed by the broker's
+ * side. A live broker heartbeats again on a new one within a heartbeat
+ * interval or two; a dead one does not, and is fenced after
+ * disconnect_timeout_ms instead of the whole session timeout. Nothing is
+ * answered, so an unknown broker or an old epoch is simply ignored. */
+int ctl_broker_disconnected(struct ctl_core *core, const struct ctl_event *ev)
+{
+    const struct meta_broker *b =
+        meta_image_broker(core->img, ev->u.broker.broker_id);
+    struct ctl_live *l = ctl_core_live(core, ev->u.broker.broker_id);
+    uint64_t at = core->now_ms + core->cfg.disconnect_timeout_ms;
+
+    if (core->cfg.disconnect_timeout_ms == 0 || b == NULL || l == NULL ||
+        b->fenced || b->epoch != ev->u.broker.broker_epoch) {
+        return 0;
+    }
+    if (l->cut_at_ms == 0 || at < l->cut_at_ms) {
+        l->cut_at_ms = at == 0 ? 1 : at;
+    }
+    return 0;
 }
 
 /* All brokers whose sessions expired leave service in one batch, planned

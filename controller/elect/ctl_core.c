@@ -14,6 +14,7 @@ void ctl_config_init(struct ctl_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->session_timeout_ms = 3000;
+    cfg->disconnect_timeout_ms = 1000;
     cfg->rebalance_interval_ms = 300000;
     cfg->default_partitions = 1;
     cfg->default_replication_factor = 3;
@@ -75,6 +76,7 @@ static int ctl_core_check_config(const struct ctl_config *cfg)
 {
     if (cfg->session_timeout_ms == 0 ||
         cfg->session_timeout_ms > CTL_MAX_INTERVAL_MS ||
+        cfg->disconnect_timeout_ms > CTL_MAX_INTERVAL_MS ||
         cfg->rebalance_interval_ms > CTL_MAX_INTERVAL_MS ||
         cfg->default_partitions < 1 ||
         cfg->default_partitions > META_MAX_PARTITIONS ||
@@ -300,6 +302,7 @@ static void ctl_core_start(struct ctl_core *core)
 
     for (i = 0; i < core->n_live; i++) {
         core->live[i].last_seen_ms = core->now_ms;
+        core->live[i].cut_at_ms = 0;
     }
     if (core->cfg.rebalance_interval_ms > 0) {
         core->next_rebalance_ms =
@@ -389,6 +392,8 @@ static int ctl_core_dispatch(struct ctl_core *core,
         return ctl_isr_alter(core, ev, out);
     case CTL_EV_ALLOCATE_PRODUCER_IDS:
         return ctl_core_pids(core, ev, out);
+    case CTL_EV_BROKER_DISCONNECTED:
+        return ctl_broker_disconnected(core, ev);
     }
     ctl_core_refuse(out, WEIR_EINVALID_REQUEST, "unknown event type %d",
                     (int)ev->type);
@@ -406,6 +411,9 @@ static uint64_t ctl_core_next_tick(const struct ctl_core *core)
             meta_image_broker(core->img, core->live[i].id);
         uint64_t due =
             core->live[i].last_seen_ms + core->cfg.session_timeout_ms + 1;
+        if (core->live[i].cut_at_ms != 0 && core->live[i].cut_at_ms < due) {
+            due = core->live[i].cut_at_ms;
+        }
         if (b != NULL && !b->fenced && due < next) {
             next = due;
         }

@@ -33,6 +33,9 @@ struct ctl_core; /* opaque */
 
 struct ctl_config {
     uint64_t session_timeout_ms;        /* 3000: fenced after no heartbeat */
+    uint64_t disconnect_timeout_ms;     /* 1000: fenced this long after its
+                                           connection closed, unless heard
+                                           from again; 0 = sessions only */
     uint64_t rebalance_interval_ms;     /* 300000: preferred leaders; 0 = off */
     int32_t default_partitions;         /* 1 */
     int32_t default_replication_factor; /* 3, capped at live brokers */
@@ -54,6 +57,8 @@ enum ctl_event_type {
     CTL_EV_DELETE_TOPIC,
     CTL_EV_ALTER_ISR,
     CTL_EV_ALLOCATE_PRODUCER_IDS,
+    CTL_EV_BROKER_DISCONNECTED, /* a connection it spoke on was closed by
+                                   the peer (process gone, or a reset) */
 };
 
 struct ctl_kv {
@@ -85,7 +90,8 @@ struct ctl_event {
         struct {
             int32_t broker_id;
             int64_t broker_epoch;
-        } broker; /* BROKER_CAUGHT_UP, CONTROLLED_SHUTDOWN */
+        } broker; /* BROKER_CAUGHT_UP, CONTROLLED_SHUTDOWN,
+                     BROKER_DISCONNECTED */
         struct {
             const char *name;
             int32_t partitions;         /* 0: default */

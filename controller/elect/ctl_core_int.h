@@ -12,6 +12,8 @@
 struct ctl_live {
     int32_t id;
     uint64_t last_seen_ms; /* last heartbeat, registration or catch-up */
+    uint64_t cut_at_ms;    /* its connection closed: fenced at this time
+                              unless heard from first; 0 = not cut */
     bool shutting_down;    /* asked to stop: heartbeats do not unfence it */
 };
 
@@ -69,6 +71,7 @@ int ctl_broker_register(struct ctl_core *core,
 int ctl_broker_heartbeat(struct ctl_core *core,
                          const struct ctl_event *ev,
                          struct ctl_actions *out);
+int ctl_broker_disconnected(struct ctl_core *core, const struct ctl_event *ev);
 int ctl_broker_shutdown(struct ctl_core *core,
                         const struct ctl_event *ev,
                         struct ctl_actions *out);

@@ -140,6 +140,83 @@ static void test_heartbeats_keep_the_session(void **state)
     assert_true(fx_fenced(f, 1));
 }
 
+static int fx_lost(struct ctl_fixture *f, int32_t id, int64_t epoch)
+{
+    struct ctl_event ev;
+
+    memset(&ev, 0, sizeof(ev));
+    ev.type = CTL_EV_BROKER_DISCONNECTED;
+    ev.u.broker.broker_id = id;
+    ev.u.broker.broker_epoch = epoch;
+    return fx_step(f, &ev);
+}
+
+/* kill -9 closes the broker's sockets: fenced after the (short)
+ * disconnect timeout, not the whole session; a broker that heartbeats
+ * again on a new connection, or a connection of an old incarnation, is
+ * not fenced by it. */
+static void test_lost_connection_fences_early(void **state)
+{
+    struct ctl_fixture *f = *state;
+    const int32_t others[] = {2, 3};
+    uint64_t lost_at;
+    int64_t t;
+    int i;
+
+    fx_join(f, 1, NULL);
+    fx_join(f, 2, NULL);
+    fx_join(f, 3, NULL);
+    t = fx_create(f, "orders", 3, 3);
+    fx_advance(f, 500);
+    fx_heartbeat_all(f, others, 2);
+    assert_int_equal(fx_heartbeat(f, 1), 0);
+    assert_int_equal(meta_image_broker(fx_image(f), 1)->n_led, 1);
+    lost_at = f->clock.now_ms;
+    assert_int_equal(fx_lost(f, 1, f->epoch[1]), 0);
+    assert_int_equal(f->out.n_records, 0);
+    assert_int_equal(f->out.next_tick_ms, lost_at + 1000);
+    fx_advance(f, 999);
+    assert_false(fx_fenced(f, 1));
+    fx_advance(f, 1);
+    assert_true(fx_fenced(f, 1));
+    assert_int_equal(f->out.n_fenced, 1);
+    assert_int_equal(meta_image_broker(fx_image(f), 1)->n_led, 0);
+    for (i = 0; i < 3; i++) {
+        assert_false(meta_ids_has(&fx_part(f, t, i)->isr, 1));
+    }
+    /* broker 2 reconnects and heartbeats: the lost connection is forgiven */
+    assert_int_equal(fx_lost(f, 2, f->epoch[2]), 0);
+    fx_advance(f, 400);
+    assert_int_equal(fx_heartbeat(f, 2), 0);
+    /* broker 3: a connection of an epoch it no longer has */
+    assert_int_equal(fx_lost(f, 3, f->epoch[3] + 1), 0);
+    assert_int_equal(fx_lost(f, 99, 0), 0);
+    fx_advance(f, 1500);
+    assert_false(fx_fenced(f, 2));
+    assert_false(fx_fenced(f, 3));
+    fx_assert_replay_equal(f);
+}
+
+static void test_lost_connection_ignored_when_off(void **state)
+{
+    struct ctl_fixture *f = *state;
+    struct ctl_config cfg;
+
+    fx_fini(f);
+    ctl_config_init(&cfg);
+    cfg.rebalance_interval_ms = 0;
+    cfg.disconnect_timeout_ms = 0;
+    fx_init(f, &cfg);
+    fx_join(f, 1, NULL);
+    fx_join(f, 2, NULL);
+    assert_int_equal(fx_lost(f, 1, f->epoch[1]), 0);
+    assert_int_equal(f->out.next_tick_ms, 1000 + 3000 + 1);
+    fx_advance(f, 2999);
+    assert_false(fx_fenced(f, 1));
+    fx_advance(f, 2);
+    assert_true(fx_fenced(f, 1));
+}
+
 /* kill -STOP past the session, then kill -CONT: the same incarnation
  * comes back caught up and is unfenced, but leads nothing it lost. */
 static void test_fenced_broker_rejoins_with_its_epoch(void **state)
@@ -378,6 +455,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_session_expiry_fences, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_heartbeats_keep_the_session,
+                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_connection_fences_early,
+                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(test_lost_connection_ignored_when_off,
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(
             test_fenced_broker_rejoins_with_its_epoch, fx_setup, fx_teardown),
