@@ -16,6 +16,7 @@ void accum_queue_init(struct accum_queue *q,
     memset(q, 0, sizeof(*q));
     q->topic = topic;
     q->partition = partition;
+    q->stale_leader = -1;
 }
 
 void accum_batch_free(struct accum_batch *b)
@@ -62,6 +63,7 @@ static struct accum_batch *accum_batch_new(struct accum_queue *q,
     batch_builder_init(&b->bb);
     b->q = q;
     b->seq = q->next_seq++;
+    b->sent_leader = -1;
     b->created_ms = now_ms;
     b->deadline_ms = now_ms + cfg->delivery_timeout_ms;
     return b;
@@ -229,6 +231,17 @@ struct accum_batch *accum_pop_expired(struct accum_queue *q, uint64_t now_ms)
     }
     accum_unlink_head(q);
     return b;
+}
+
+void accum_retry_now(struct accum_queue *q)
+{
+    struct accum_batch *b;
+
+    for (b = q->head; b != NULL; b = b->next) {
+        if (b->retry_at_ms > 1) {
+            b->retry_at_ms = 1; /* still a retry, due now */
+        }
+    }
 }
 
 void accum_requeue(struct accum_queue *q,

@@ -45,6 +45,7 @@ struct accum_batch {
     size_t est_bytes;     /* sum of accum_record_bytes, for buffering */
     struct producer_idem_stamp stamp; /* idempotence: kept for retries */
     bool inflight;                    /* inside a request now */
+    int32_t sent_leader;              /* broker id of the last send */
 };
 
 struct accum_queue {
@@ -55,6 +56,10 @@ struct accum_queue {
     size_t n_batches;
     uint64_t next_seq;
     int last_err; /* why the last send failed (for timeouts) */
+    /* Broker id a send failed against with a leader or transport error,
+     * -1 = none: while metadata still names it, metadata is refreshed;
+     * once it names another leader, the retries go at once. */
+    int32_t stale_leader;
     char last_msg[256];
     struct producer_idem_part idem; /* sequence numbers (idempotence) */
 };
@@ -101,6 +106,10 @@ struct accum_batch *accum_pop_expired(struct accum_queue *q, uint64_t now_ms);
 void accum_requeue(struct accum_queue *q,
                    struct accum_batch *b,
                    uint64_t retry_at_ms);
+
+/* Make every queued retry ready now (its partition has a new leader:
+ * the backoff was for the old one). */
+void accum_retry_now(struct accum_queue *q);
 
 /* Bytes of a batch (encoded size once closed). */
 size_t accum_batch_bytes(const struct accum_batch *b);

@@ -15,6 +15,7 @@
 struct md_broker {
     int32_t id;
     struct md_addr addr;
+    bool fenced; /* out of service: leads nothing, may be a zombie */
 };
 
 struct metadata {
@@ -301,6 +302,18 @@ int metadata_leader(struct metadata *md,
     return 0;
 }
 
+int32_t
+metadata_leader_id(struct metadata *md, const char *topic, int32_t partition)
+{
+    struct md_topic *t = metadata_topic(md, topic);
+
+    if (t == NULL || !t->known || partition < 0 ||
+        partition >= t->n_partitions) {
+        return -1;
+    }
+    return t->parts[partition].leader;
+}
+
 static int metadata_apply_brokers(struct metadata *md,
                                   const Weir__MetadataResponse *r)
 {
@@ -316,6 +329,7 @@ static int metadata_apply_brokers(struct metadata *md,
     }
     for (i = 0; i < r->n_brokers; i++) {
         b[i].id = r->brokers[i]->id;
+        b[i].fenced = r->brokers[i]->fenced;
         b[i].addr.port = (uint16_t)r->brokers[i]->port;
         b[i].addr.host = mem_strdup(r->brokers[i]->host);
         if (b[i].addr.host == NULL) {
@@ -402,6 +416,19 @@ int metadata_apply(struct metadata *md, const Weir__MetadataResponse *r)
         }
     }
     md->generation++;
+    /* A fenced broker leads nothing: what is in flight to it will never
+     * be acknowledged (a paused or cut-off leader may not answer at all
+     * before the request timeout), so fail it now and let it be retried
+     * against the new leaders. */
+    for (i = 0; i < md->n_brokers; i++) {
+        if (md->brokers[i].fenced) {
+            char msg[128];
+            (void)snprintf(msg, sizeof(msg), "broker %d is fenced",
+                           (int)md->brokers[i].id);
+            pool_close_addr(md->pool, md->brokers[i].addr.host,
+                            md->brokers[i].addr.port, WEIR_ENETWORK, msg);
+        }
+    }
     return 0;
 }
 
@@ -581,8 +608,11 @@ void metadata_refresh_async(struct metadata *md)
         return;
     }
     md->rr += (unsigned)i;
-    if (conn_send(c, &req, NULL, 0, true, md->request_timeout_ms, now,
-                  metadata_on_reply, md, NULL) == 0) {
+    if (conn_send(c, &req, NULL, 0, true,
+                  md->request_timeout_ms < METADATA_ASYNC_TIMEOUT_MS
+                      ? md->request_timeout_ms
+                      : METADATA_ASYNC_TIMEOUT_MS,
+                  now, metadata_on_reply, md, NULL) == 0) {
         md->inflight = true;
     }
     mem_free(names);

@@ -18,6 +18,9 @@
 #include "proto/weir.pb-c.h"
 
 #define METADATA_REFRESH_BACKOFF_MS 100
+/* A background refresh that takes longer is dropped and the next one goes
+ * to another broker (the one asked may be paused). */
+#define METADATA_ASYNC_TIMEOUT_MS 2000
 
 struct md_addr {
     char *host;
@@ -71,6 +74,10 @@ WEIR_MUST_CHECK int metadata_leader(struct metadata *md,
                                     int32_t partition,
                                     const char **host,
                                     uint16_t *port);
+
+/* Leader broker id of a partition, -1 when none or unknown. */
+int32_t
+metadata_leader_id(struct metadata *md, const char *topic, int32_t partition);
 
 /* Ask for fresh metadata in the background, unless one request is in
  * flight or the last began less than METADATA_REFRESH_BACKOFF_MS ago. */

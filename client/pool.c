@@ -180,6 +180,19 @@ int pool_get(struct pool *p,
     return 0;
 }
 
+void pool_close_addr(
+    struct pool *p, const char *host, uint16_t port, int err, const char *msg)
+{
+    struct pool_entry *e;
+
+    for (e = p->entries; e != NULL; e = e->next) {
+        if (e->conn != NULL && !conn_is_closed(e->conn) && e->port == port &&
+            strcmp(e->host, host) == 0) {
+            conn_close(e->conn, err, msg);
+        }
+    }
+}
+
 static int pool_reserve_pfds(struct pool *p, size_t n)
 {
     struct pollfd *pf;

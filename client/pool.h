@@ -43,6 +43,11 @@ WEIR_MUST_CHECK int pool_get(struct pool *p,
                              struct conn **out,
                              struct err_detail *ed);
 
+/* Close every connection to host:port (all lanes), failing what is in
+ * flight on them with err and msg. */
+void pool_close_addr(
+    struct pool *p, const char *host, uint16_t port, int err, const char *msg);
+
 /* Wait up to timeout_ms (-1 = no limit other than request deadlines) for
  * the connections and the caller's extra fds; handle I/O and deadlines
  * (callbacks run here); free closed connections. A signal ends the wait

@@ -26,7 +26,15 @@ struct prod_request {
     size_t cap;
     struct accum_batch **batches;
     size_t bytes;
+    uint64_t sent_ms;
 };
+
+/* A request unanswered this long makes the producer refresh metadata (and
+ * keep refreshing while it stays unanswered): if its broker was fenced
+ * meanwhile (paused, cut off), the refresh closes the connection to it and
+ * the batches go to the new leaders instead of waiting for the request
+ * timeout. */
+#define PRODUCER_SLOW_REQUEST_MS 500
 
 struct weir_producer {
     struct weir_client *c; /* borrowed */

@@ -92,6 +92,9 @@ static void producer_batch_failed(struct weir_producer *p,
         b->solo = b->solo || b->stamp.set;
         accum_requeue(q, b, now + backoff);
         if (producer_is_leader_err(err)) {
+            if (b->sent_leader >= 0) {
+                q->stale_leader = b->sent_leader;
+            }
             metadata_refresh_async(p->c->md);
         }
         return;
@@ -194,6 +197,7 @@ static void producer_apply_results(struct weir_producer *p,
         } else {
             int64_t base = offset;
             offset = offset >= 0 ? offset + b->count : -1;
+            b->q->stale_leader = -1;
             producer_deliver(p, b, 0, "", base);
         }
     }
@@ -324,6 +328,7 @@ static void producer_send(struct weir_producer *p, struct prod_build *bd)
     }
     if (pr->n > 0 && producer_encode_send(p, bd->conn, pr, &ed) == 0) {
         pr->p = p;
+        pr->sent_ms = now;
         pr->prev = NULL;
         pr->next = p->inflight;
         if (p->inflight != NULL) {
@@ -420,6 +425,7 @@ static void producer_drain(struct weir_producer *p,
     const char *host;
     uint16_t port;
     uint64_t ignore = UINT64_MAX;
+    int32_t leader = metadata_leader_id(p->c->md, t->name, q->partition);
     int err;
 
     err = metadata_leader(p->c->md, t->name, q->partition, &host, &port);
@@ -430,6 +436,7 @@ static void producer_drain(struct weir_producer *p,
         return;
     }
     if (pool_get(p->c->pool, host, port, POOL_LANE_DEFAULT, &c, &ed) != 0) {
+        q->stale_leader = leader;
         metadata_refresh_async(p->c->md);
         producer_note_wait(q, ed.code, ed.msg, wake,
                            now + POOL_RECONNECT_BACKOFF_MS);
@@ -456,6 +463,7 @@ static void producer_drain(struct weir_producer *p,
         partitioner_sticky_batch_sent(&t->sticky, q->partition,
                                       t->n_partitions);
         b->attempts++;
+        b->sent_leader = leader;
         if (prod_request_add(bd->pr, b) != 0) {
             producer_batch_failed(p, b, WEIR_ENOMEM, "out of memory", now);
             return;
@@ -613,6 +621,50 @@ producer_expire(struct weir_producer *p, struct accum_queue *q, uint64_t now)
     }
 }
 
+/* A partition whose last send failed against its leader: refresh metadata
+ * until it names another leader, then send the retries at once rather
+ * than after their backoff (which grew while the old leader was gone). */
+static void producer_check_leader(struct weir_producer *p,
+                                  const struct prod_topic *t,
+                                  struct accum_queue *q,
+                                  uint64_t now,
+                                  uint64_t *wake)
+{
+    int32_t leader;
+
+    if (q->stale_leader < 0) {
+        return;
+    }
+    leader = metadata_leader_id(p->c->md, t->name, q->partition);
+    if (leader >= 0 && leader != q->stale_leader) {
+        q->stale_leader = -1;
+        accum_retry_now(q);
+        return;
+    }
+    metadata_refresh_async(p->c->md);
+    if (now + METADATA_REFRESH_BACKOFF_MS < *wake) {
+        *wake = now + METADATA_REFRESH_BACKOFF_MS;
+    }
+}
+
+static void
+producer_watch_slow(struct weir_producer *p, uint64_t now, uint64_t *wake)
+{
+    const struct prod_request *pr;
+    uint64_t at;
+
+    for (pr = p->inflight; pr != NULL; pr = pr->next) {
+        at = pr->sent_ms + PRODUCER_SLOW_REQUEST_MS;
+        if (now >= at) {
+            metadata_refresh_async(p->c->md);
+            at = now + METADATA_REFRESH_BACKOFF_MS;
+        }
+        if (at < *wake) {
+            *wake = at;
+        }
+    }
+}
+
 void producer_pump(struct weir_producer *p)
 {
     struct prod_build builds[PRODUCER_MAX_LEADERS];
@@ -625,6 +677,7 @@ void producer_pump(struct weir_producer *p)
     if (p->idem_on) {
         producer_pid_pump(p, now, &wake);
     }
+    producer_watch_slow(p, now, &wake);
 
     for (i = 0; i < p->n_topics; i++) {
         struct prod_topic *t = p->topics[i];
@@ -637,6 +690,7 @@ void producer_pump(struct weir_producer *p)
             if (q->head != NULL && q->head->deadline_ms < wake) {
                 wake = q->head->deadline_ms;
             }
+            producer_check_leader(p, t, q, now, &wake);
             if (accum_ready(q, &p->acfg, now, p->flushing, &wake)) {
                 producer_drain(p, t, q, builds, &nb, now, &wake);
             }

@@ -143,6 +143,37 @@ static void test_retry_waits_and_keeps_order(void **state)
     accum_queue_fini(&q);
 }
 
+/* A new leader: the retry waiting out its backoff goes at once, still
+ * ahead of the newer batch, and is still a retry. */
+static void test_retry_now_after_leader_change(void **state)
+{
+    struct accum_queue q;
+    struct accum_batch *first;
+    struct accum_batch *b;
+    uint64_t wake = UINT64_MAX;
+    int err;
+
+    (void)state;
+    accum_queue_init(&q, "t", 0);
+    assert_int_equal(q.stale_leader, -1);
+    add(&q, 0, 10);
+    first = accum_pop(&q, &err);
+    add(&q, 1, 10);
+    accum_requeue(&q, first, 1000);
+    assert_false(accum_ready(&q, &cfg, 50, false, &wake));
+    accum_retry_now(&q);
+    assert_true(first->retry_at_ms != 0);
+    assert_true(accum_ready(&q, &cfg, 50, false, &wake));
+    b = accum_pop(&q, &err);
+    assert_ptr_equal(b, first);
+    accum_batch_free(b);
+    b = accum_pop(&q, &err);
+    assert_int_equal(b->seq, 1);
+    assert_int_equal(b->retry_at_ms, 0); /* never sent: untouched */
+    accum_batch_free(b);
+    accum_queue_fini(&q);
+}
+
 static void test_expired_batches_come_out(void **state)
 {
     struct accum_queue q;
@@ -231,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_batch_closes_when_it_reaches_size),
         cmocka_unit_test(test_flush_makes_open_batch_ready),
         cmocka_unit_test(test_retry_waits_and_keeps_order),
+        cmocka_unit_test(test_retry_now_after_leader_change),
         cmocka_unit_test(test_expired_batches_come_out),
         cmocka_unit_test(test_batch_decodes_with_records_in_order),
         cmocka_unit_test(test_out_of_memory_sweep),
