@@ -262,6 +262,9 @@ static bool fetcher_one(struct fetcher *f,
         fetcher_truncate(f, p, log, res->diverging_end_offset);
         return false;
     }
+    if (res->high_watermark > p->follower_hw) {
+        p->follower_hw = res->high_watermark;
+    }
     if (res->payload_bytes == 0) {
         return false;
     }

@@ -184,6 +184,7 @@ repl_io_add(struct repl_io *io, const char *topic, int32_t partition)
     }
     p->partition = partition;
     p->leader_epoch = 0;
+    p->follower_hw = -1;
     repl_epochs_init(&p->epochs);
     io->parts[io->n++] = p;
     return p;
@@ -513,6 +514,11 @@ static bool repl_io_lead_start(struct repl_io *io,
     cfg.log_end_offset = plog_end_offset(log);
     cfg.durable_offset = repl_io_durable_end(log);
     cfg.high_watermark = plog_start_offset(log);
+    if (p->follower_hw > cfg.high_watermark) {
+        cfg.high_watermark = p->follower_hw < cfg.log_end_offset
+                                 ? p->follower_hw
+                                 : cfg.log_end_offset;
+    }
     lead->timer = evtimer_new(io->b->base, repl_io_lead_timer_cb, lead);
     if (lead->timer != NULL) {
         rv = repl_leader_new(&cfg, &p->epochs, clock_now_ms(io->b->clock),

@@ -26,6 +26,11 @@ struct repl_io_part {
     bool loaded; /* epochs read from the checkpoint (or none there) */
     struct repl_epochs epochs;
     struct repl_io_lead *lead; /* owned; leader with a repl_leader only */
+    /* As a follower: the high watermark the leader last reported (-1 none).
+     * A follower promoted to leader starts from it (capped at its log
+     * end), so what consumers could read before the failover stays
+     * readable; it is committed, so every ISR member holds it. */
+    int64_t follower_hw;
 };
 
 struct repl_io {
