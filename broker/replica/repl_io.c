@@ -540,10 +540,11 @@ static bool repl_io_lead_start(struct repl_io *io,
     p->lead = lead;
     trace_info("replica",
                "event=leader_core_start topic=%s partition=%d epoch=%d "
-               "min_isr=%u lag_ms=%llu",
+               "min_isr=%u lag_ms=%llu hw=%lld leo=%lld",
                st->topic, (int)st->partition, (int)st->leader_epoch,
                (unsigned)cfg.min_insync_replicas,
-               (unsigned long long)cfg.replica_lag_time_max_ms);
+               (unsigned long long)cfg.replica_lag_time_max_ms,
+               (long long)cfg.high_watermark, (long long)cfg.log_end_offset);
     memset(&ev, 0, sizeof(ev));
     ev.type = REPL_LEADER_EV_TICK;
     repl_io_lead_step(lead, &ev, &acts);

@@ -112,12 +112,21 @@ def test_failover_new_epoch_and_catch_up():
         p = create(c)
         produce(c, 1000, b"a")
         wait_identical(c, {1, 2, 3}, 1000)
+        # followers learn the high watermark from the answer to their next
+        # fetch, parked for at most 500 ms when there is nothing new
+        time.sleep(0.8)
         old = p["leader"]
         c.brokers[old].kill9()
         p2 = wait_until("new leader", lambda: (
             lambda q: q if q["leader"] not in (-1, old) else None)(
                 c.part(but=(old,))), 15)
         assert p2["epoch"] > p["epoch"], (p, p2)
+        # the new leader starts from the high watermark it had as a
+        # follower: the 1000 records consumers could read stay readable
+        start = [ln for ln in c.brokers[p2["leader"]].log_text().splitlines()
+                 if "event=leader_core_start" in ln and
+                 f"epoch={p2['epoch']} " in ln]
+        assert start and "hw=1000 leo=1000" in start[-1], start
         produce(c, 500, b"b", but=(old,))
         rest = {1, 2, 3} - {old}
         logs = wait_identical(c, rest, 1500)
