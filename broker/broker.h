@@ -62,6 +62,7 @@ const char *broker_flush_policy_name(enum plog_flush_policy p);
 
 struct produce_wait; /* api/produce.c */
 struct fetch_wait;   /* api/fetch.c */
+struct pid_wait;     /* api/producer_id.c */
 struct cluster;      /* cluster/cluster.h */
 struct repl_io;      /* replica/repl_io.h */
 
@@ -88,6 +89,8 @@ struct broker {
     struct idem_io *idem;          /* idempotent producer state */
     struct idem_pid_file pid_file; /* where producer id blocks come from */
     struct idem_pid pids;          /* InitProducerId allocator */
+    struct pid_wait *pid_waits;    /* cluster: waiting for a block */
+    bool pid_asking;               /* cluster: AllocateProducerIds sent */
 
     struct cluster *cluster; /* cluster mode only (broker/cluster/) */
     struct repl_io *repl;    /* cluster mode only (broker/replica/repl_io) */

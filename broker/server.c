@@ -192,6 +192,18 @@ static int server_log_defaults(struct broker *b, struct err_detail *ed)
     return 0;
 }
 
+static int server_no_pid_source(void *ctx,
+                                int64_t count,
+                                int64_t *first,
+                                struct err_detail *ed)
+{
+    (void)ctx;
+    (void)count;
+    (void)first;
+    return err_set(ed, WEIR_ELEADER_NOT_AVAILABLE,
+                   "producer ids come from the controller");
+}
+
 /* Producer ids and the producer state of every partition, rebuilt from
  * the tails of the logs. */
 static int server_idem_open(struct broker *b, struct err_detail *ed)
@@ -201,12 +213,18 @@ static int server_idem_open(struct broker *b, struct err_detail *ed)
     uint64_t producers;
     int rv;
 
-    rv = idem_pid_file_open(&b->pid_file, storage_posix(), b->cfg.data_dir,
-                            idem_pid_first_for_broker(b->cfg.id), ed);
-    if (rv != 0) {
-        return rv;
+    if (b->cfg.controller != NULL && b->cfg.controller[0] != '\0') {
+        /* blocks come from the controller (api/producer_id.c) */
+        src.allocate = server_no_pid_source;
+        src.ctx = NULL;
+    } else {
+        rv = idem_pid_file_open(&b->pid_file, storage_posix(), b->cfg.data_dir,
+                                idem_pid_first_for_broker(b->cfg.id), ed);
+        if (rv != 0) {
+            return rv;
+        }
+        idem_pid_file_source(&b->pid_file, &src);
     }
-    idem_pid_file_source(&b->pid_file, &src);
     idem_pid_init(&b->pids, &src);
     if (idem_io_new(b->cfg.producer_id_expiry_ms, &b->idem) != 0) {
         return err_set(ed, WEIR_ENOMEM, "out of memory");
@@ -299,6 +317,7 @@ static void server_free_event(struct event *ev)
 
 void server_close(struct broker *b)
 {
+    api_producer_id_shutdown(b);
     cluster_free(b->cluster); /* answers forwards still waiting */
     b->cluster = NULL;
     repl_io_free(b->repl);

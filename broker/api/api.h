@@ -13,10 +13,13 @@ void api_delete_topics(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_fetch(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_list_offsets(struct broker *b, struct srv_req *req, Weir__Request *r);
-/* In produce.c: the idempotent producer's id. */
+/* producer_id.c: the idempotent producer's id. */
 void api_init_producer_id(struct broker *b,
                           struct srv_req *req,
                           Weir__Request *r);
+/* Answer InitProducerIds still waiting for the controller (shutdown,
+ * before the cluster connection goes). */
+void api_producer_id_shutdown(struct broker *b);
 
 /* Produce requests waiting for group commit: complete those now durable
  * (or fail them with `code` when a flush failed, code != 0). */

@@ -430,35 +430,3 @@ void api_produce_fail_log(struct broker *b,
     }
     api_produce_complete_waits(b);
 }
-
-void api_init_producer_id(struct broker *b,
-                          struct srv_req *req,
-                          Weir__Request *r)
-{
-    Weir__Response resp = WEIR__RESPONSE__INIT;
-    Weir__InitProducerIdResponse body = WEIR__INIT_PRODUCER_ID_RESPONSE__INIT;
-    struct err_detail ed;
-    int64_t id;
-    int rv;
-
-    err_detail_clear(&ed);
-    rv = idem_pid_next(&b->pids, &id, &ed);
-    if (rv != 0) {
-        trace_error("idem", "event=producer_id_failed msg=\"%s\" peer=%s",
-                    ed.msg, req->peer);
-        broker_respond_error(req, r->correlation_id, rv, ed.msg, false);
-        rpc_request_free(r);
-        return;
-    }
-    trace_debug("idem", "event=producer_id producer_id=%lld peer=%s",
-                (long long)id, req->peer);
-    /* a fresh id per producer: epoch 0, and epochs only move when that
-     * producer restarts its sequences on a partition (client side) */
-    body.producer_id = id;
-    body.producer_epoch = 0;
-    resp.correlation_id = r->correlation_id;
-    resp.body_case = WEIR__RESPONSE__BODY_INIT_PRODUCER_ID;
-    resp.init_producer_id = &body;
-    broker_respond(req, &resp, NULL, false);
-    rpc_request_free(r);
-}

@@ -465,3 +465,70 @@ int cluster_alter_isr(struct cluster *c,
     }
     return rv;
 }
+
+struct cluster_pids_call {
+    cluster_pids_fn fn;
+    void *arg;
+};
+
+static void cluster_pids_reply(void *arg,
+                               int err,
+                               const Weir__Response *resp,
+                               const uint8_t *payload,
+                               uint32_t len,
+                               const struct err_detail *ed)
+{
+    struct cluster_pids_call *call = arg;
+    const Weir__AllocateProducerIdsResponse *a = NULL;
+
+    (void)payload;
+    (void)len;
+    if (err == 0 && resp != NULL &&
+        resp->body_case == WEIR__RESPONSE__BODY_ALLOCATE_PRODUCER_IDS) {
+        a = resp->allocate_producer_ids;
+    }
+    if (a != NULL && a->first_producer_id >= 0 && a->count > 0 &&
+        a->first_producer_id <= INT64_MAX - a->count) {
+        call->fn(call->arg, 0, "", a->first_producer_id, a->count);
+    } else {
+        call->fn(call->arg, err != 0 ? err : WEIR_EUNKNOWN,
+                 ed != NULL && ed->msg[0] != '\0'
+                     ? ed->msg
+                     : "the controller gave no producer ids",
+                 -1, 0);
+    }
+    mem_free(call);
+}
+
+int cluster_allocate_producer_ids(struct cluster *c,
+                                  int64_t count,
+                                  cluster_pids_fn fn,
+                                  void *arg)
+{
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__AllocateProducerIdsRequest m =
+        WEIR__ALLOCATE_PRODUCER_IDS_REQUEST__INIT;
+    struct cluster_pids_call *call;
+    int rv;
+
+    if (c->broker_epoch < 0) {
+        return WEIR_ENOT_FOUND;
+    }
+    call = mem_calloc(1, sizeof(*call));
+    if (call == NULL) {
+        return WEIR_ENOMEM;
+    }
+    call->fn = fn;
+    call->arg = arg;
+    m.broker_id = c->id;
+    m.broker_epoch = c->broker_epoch;
+    m.count = count;
+    req.client_id = "weir-broker";
+    req.body_case = WEIR__REQUEST__BODY_ALLOCATE_PRODUCER_IDS;
+    req.allocate_producer_ids = &m;
+    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_pids_reply, call);
+    if (rv != 0) {
+        mem_free(call);
+    }
+    return rv;
+}

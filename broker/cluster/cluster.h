@@ -112,6 +112,18 @@ WEIR_MUST_CHECK int cluster_alter_isr(struct cluster *c,
                                       cluster_alter_isr_fn fn,
                                       void *arg);
 
+/* Answer of an AllocateProducerIds: err 0 = [first, first + count) are
+ * this broker's to give out. msg says why otherwise. */
+typedef void (*cluster_pids_fn)(
+    void *arg, int err, const char *msg, int64_t first, int64_t count);
+/* Ask the controller for a block of count producer ids. fn is called
+ * exactly once, later, unless the cluster is freed first.
+ * Errors: WEIR_ENOT_FOUND (not registered), WEIR_ENOMEM, WEIR_ENETWORK. */
+WEIR_MUST_CHECK int cluster_allocate_producer_ids(struct cluster *c,
+                                                  int64_t count,
+                                                  cluster_pids_fn fn,
+                                                  void *arg);
+
 /* Handlers in cluster mode (cluster_api.c); each takes ownership of r. */
 void cluster_api_metadata(struct broker *b,
                           struct srv_req *req,

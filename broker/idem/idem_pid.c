@@ -35,6 +35,21 @@ int idem_pid_next(struct idem_pid *a, int64_t *id, struct err_detail *ed)
     return 0;
 }
 
+bool idem_pid_take(struct idem_pid *a, int64_t *id)
+{
+    if (a->next >= a->end) {
+        return false;
+    }
+    *id = a->next++;
+    return true;
+}
+
+void idem_pid_give(struct idem_pid *a, int64_t first, int64_t count)
+{
+    a->next = first;
+    a->end = first + count;
+}
+
 /* "next=<id>\n", nothing else. */
 static int idem_pid_parse(const char *text, int64_t *out)
 {

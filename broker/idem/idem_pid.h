@@ -5,12 +5,15 @@
  * first id of the next block ("next=<id>\n"), rewritten atomically (temp
  * file, fsync, rename) before any id of the new block is given out, so an
  * id is never given twice, even across a crash; the unused rest of a block
- * is skipped after a restart. With a controller the source becomes its
- * AllocateProducerIds call, and nothing else changes.
+ * is skipped after a restart. With a controller, blocks come from its
+ * AllocateProducerIds call instead (idem_pid_take / idem_pid_give): the
+ * controller logs each block before answering, so ids are unique across
+ * the cluster and across controller restarts.
  * Locality: broker loop thread only. */
 #ifndef BROKER_IDEM_IDEM_PID_H
 #define BROKER_IDEM_IDEM_PID_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "broker/storage/storage_ops.h"
@@ -39,6 +42,12 @@ void idem_pid_init(struct idem_pid *a, const struct idem_pid_source *src);
 /* Errors: the source's (WEIR_EIO, WEIR_ESTORAGE, ...). */
 WEIR_MUST_CHECK int
 idem_pid_next(struct idem_pid *a, int64_t *id, struct err_detail *ed);
+
+/* Asynchronous sources (the controller's AllocateProducerIds): take an id
+ * from the block in hand (false when it is used up), and hand over a block
+ * when the answer comes. */
+bool idem_pid_take(struct idem_pid *a, int64_t *id);
+void idem_pid_give(struct idem_pid *a, int64_t first, int64_t count);
 
 /* The data-directory source. Embedded by the caller; fini-free. */
 struct idem_pid_file {

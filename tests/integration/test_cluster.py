@@ -10,8 +10,9 @@ import os
 import signal
 import time
 
-from weirtest import (Broker, Cluster, cluster_state, log, run_main,
-                      wait_until, weir)
+from weirtest import (INIT_PRODUCER_ID, Broker, Cluster, cluster_state,
+                      connect, log, pb_int, pb_parse, read_frame, request,
+                      run_main, wait_until, weir)
 
 SESSION_S = 3.0  # the controller's default session timeout
 
@@ -129,6 +130,52 @@ def test_sigterm_moves_leaderships_before_exit():
         assert "how=leaderships_moved" in c.brokers[3].log_text()
 
 
+def init_producer_id(broker):
+    """(error_code, producer_id) of one InitProducerId."""
+    s = connect(broker)
+    try:
+        s.sendall(request(1, INIT_PRODUCER_ID, b""))
+        resp, _ = read_frame(s, timeout=20)
+    finally:
+        s.close()
+    if pb_int(resp, 2) != 0:
+        return pb_int(resp, 2), -1
+    return 0, pb_int(pb_parse(resp[16][0]), 1)
+
+
+def test_producer_ids_come_from_the_controller():
+    """Every broker gets blocks of ids from the controller: ids are unique
+    across brokers, broker restarts and a controller restart."""
+    with Cluster() as c:
+        seen = []
+
+        def ask(i, n=3):
+            for _ in range(n):
+                err, pid = init_producer_id(c.brokers[i])
+                assert err == 0, (i, err)
+                assert pid not in seen, (i, pid, seen)
+                seen.append(pid)
+        for i in (1, 2, 3):
+            ask(i)
+            assert "event=producer_ids_block" in c.brokers[i].log_text()
+        c.brokers[1].kill9()
+        c.brokers[1].start()
+        c.wait_alive({1, 2, 3}, timeout=15)
+        ask(1)
+        c.ctl.kill9()
+        c.ctl.start()
+        c.wait_alive({1, 2, 3}, timeout=20)
+        c.brokers[2].kill9()
+        c.brokers[2].start()
+        c.wait_alive({1, 2, 3}, timeout=15)
+        ask(2)
+        ask(3)
+        blocks = sum(c.brokers[i].log_text().count("event=producer_ids_block")
+                     for i in (1, 2, 3))
+        log(f"{len(seen)} producer ids, all distinct, from {blocks} blocks")
+        assert blocks == 5, blocks
+
+
 def test_single_broker_mode_unaffected():
     with Broker() as b:
         weir(b, "topic", "create", "solo", "--partitions", "2")
@@ -145,5 +192,6 @@ if __name__ == "__main__":
         test_kill9_fails_over_and_restart_unfences,
         test_controller_restart_keeps_metadata_and_failover,
         test_sigterm_moves_leaderships_before_exit,
+        test_producer_ids_come_from_the_controller,
         test_single_broker_mode_unaffected,
     ])
