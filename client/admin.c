@@ -2,9 +2,11 @@
 /* Admin calls: create, delete, list and describe topics, list offsets.
  * Synchronous: each sends to any broker that answers (ListOffsets to each
  * partition's leader) and polls until the reply. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client/call.h"
 #include "client/client.h"
@@ -370,6 +372,17 @@ static int admin_offsets(struct weir_client *c,
     return 0;
 }
 
+#define ADMIN_OFFSETS_ATTEMPTS   8
+#define ADMIN_OFFSETS_BACKOFF_MS 100 /* times the attempt: ~2.8 s in all */
+
+static void admin_sleep_ms(uint32_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
 int weir_admin_list_offsets(struct weir_client *c,
                             const char *topic,
                             int32_t partition,
@@ -379,6 +392,8 @@ int weir_admin_list_offsets(struct weir_client *c,
                             struct err_detail *ed)
 {
     struct md_topic *t;
+    uint32_t attempt;
+    size_t i;
     int rv;
 
     *out = NULL;
@@ -392,11 +407,27 @@ int weir_admin_list_offsets(struct weir_client *c,
                        "topic '%s' has no partition %d (it has %d)", topic,
                        partition, t->n_partitions);
     }
-    rv = admin_offsets(c, t, partition, timestamp, out, n);
-    if (rv != 0) {
-        return err_set(ed, rv, "out of memory");
+    /* a moved or brand-new leader answers with a retriable error for a
+     * moment: refresh metadata and ask again, a bounded number of times */
+    for (attempt = 0;; attempt++) {
+        rv = admin_offsets(c, t, partition, timestamp, out, n);
+        if (rv != 0) {
+            return err_set(ed, rv, "out of memory");
+        }
+        for (i = 0; i < *n && !weir_err_retriable((*out)[i].error_code); i++) {
+        }
+        if (i == *n || attempt + 1 >= ADMIN_OFFSETS_ATTEMPTS) {
+            return 0;
+        }
+        weir_offsets_free(*out);
+        *out = NULL;
+        *n = 0;
+        admin_sleep_ms(ADMIN_OFFSETS_BACKOFF_MS * (attempt + 1));
+        rv = client_topic(c, topic, true, &t, ed);
+        if (rv != 0) {
+            return rv;
+        }
     }
-    return 0;
 }
 
 void weir_topic_desc_free(struct weir_topic_desc *d)

@@ -58,7 +58,9 @@
     X(INVALID_PRODUCER_EPOCH, 36, false, true,                                 \
       "producer epoch is stale (fenced by a newer one)")                       \
     X(UNKNOWN_PRODUCER_ID, 37, true, true,                                     \
-      "producer id unknown to the partition (state expired or lost)")
+      "producer id unknown to the partition (state expired or lost)")          \
+    X(OFFSET_NOT_AVAILABLE, 38, true, true,                                    \
+      "a new leader's high watermark is not established yet")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

@@ -5,6 +5,7 @@
 
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
+#include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 
@@ -33,6 +34,15 @@ static void list_offsets_one(struct broker *b,
     if (log == NULL) {
         res->error_code = WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
         (void)snprintf(msg, msg_cap, "unknown topic or partition %s/%d",
+                       lp->topic, lp->partition);
+        return;
+    }
+    if (lp->timestamp != LIST_OFFSETS_EARLIEST && b->repl != NULL &&
+        !repl_io_hw_established(b->repl, log)) {
+        res->error_code = WEIR_EOFFSET_NOT_AVAILABLE;
+        (void)snprintf(msg, msg_cap,
+                       "%s/%d has a new leader whose high watermark is not "
+                       "established yet; retry",
                        lp->topic, lp->partition);
         return;
     }

@@ -746,6 +746,13 @@ bool repl_io_high_watermark(const struct repl_io *io,
     return true;
 }
 
+bool repl_io_hw_established(const struct repl_io *io, const struct plog *log)
+{
+    const struct repl_io_lead *lead = repl_io_lead_of(io, log);
+
+    return lead == NULL || repl_leader_hw_established(lead->l);
+}
+
 void repl_io_log_moved(struct repl_io *io, const struct plog *log)
 {
     struct repl_io_lead *lead = repl_io_lead_of(io, log);

@@ -68,6 +68,11 @@ bool repl_io_high_watermark(const struct repl_io *io,
 
 /* The log's end or durable end may have moved (after an append or a
  * group-commit flush): tells the leader core, if any. io may be NULL. */
+/* False while log is led here by a leader whose high watermark is not
+ * established yet (it may be below one an earlier leader published):
+ * "latest" offsets must not be answered then (OFFSET_NOT_AVAILABLE). */
+bool repl_io_hw_established(const struct repl_io *io, const struct plog *log);
+
 void repl_io_log_moved(struct repl_io *io, const struct plog *log);
 
 /* acks=all admission: *replicated when a leader core runs for the

@@ -200,6 +200,28 @@ def wait_new_leader(c, old, part=0, timeout=20):
                       timeout)
 
 
+def acked_ends(prod, upto):
+    """{partition: last acknowledged offset + 1} among the first `upto`
+    report lines."""
+    ends = {}
+    for _, ln in prod.lines[:upto]:
+        if not ln.startswith("ERROR"):
+            part, off = map(int, ln.split())
+            ends[part] = max(ends.get(part, 0), off + 1)
+    return ends
+
+
+def check_latest_not_behind(c, ends, but=()):
+    """`weir offsets` (latest) right after a failover: never below what
+    was acknowledged before it (a new leader refuses "latest" until its
+    high watermark is established, and the client retries)."""
+    out = weir(c.live(but), "offsets", TOPIC).stdout.decode()
+    latest = {int(a): int(b) for a, b in
+              (ln.split() for ln in out.splitlines() if ln)}
+    for part, end in ends.items():
+        assert latest[part] >= end, (part, latest[part], end, out)
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
@@ -216,9 +238,11 @@ def test_leader_kill9_repeated():
             victim = leader_of(c)
             t0, idx = prod.mark()
             c.brokers[victim].kill9()
+            ends = acked_ends(prod, len(prod.lines))
+            p = wait_new_leader(c, victim)
+            check_latest_not_behind(c, ends, but=(victim,))
             t1 = prod.first_ack_after(idx, part=0)
             gaps.append(t1 - t0)
-            p = wait_new_leader(c, victim)
             log(f"kill {k + 1}/{kills}: broker {victim}; partition 0 now "
                 f"led by {p['leader']} epoch {p['epoch']}; first "
                 f"acknowledgement {1000 * (t1 - t0):.0f} ms after the kill")
