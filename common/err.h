@@ -60,7 +60,26 @@
     X(UNKNOWN_PRODUCER_ID, 37, true, true,                                     \
       "producer id unknown to the partition (state expired or lost)")          \
     X(OFFSET_NOT_AVAILABLE, 38, true, true,                                    \
-      "a new leader's high watermark is not established yet")
+      "a new leader's high watermark is not established yet")                  \
+    X(COORDINATOR_NOT_AVAILABLE, 39, true, true,                               \
+      "the group coordinator is not available")                                \
+    X(NOT_COORDINATOR, 40, true, true,                                         \
+      "this broker does not coordinate the group")                             \
+    X(COORDINATOR_LOAD_IN_PROGRESS, 41, true, true,                            \
+      "the coordinator is loading the group's offsets partition")              \
+    X(ILLEGAL_GENERATION, 42, false, true,                                     \
+      "the generation is not the group's current one (join again)")            \
+    X(UNKNOWN_MEMBER_ID, 43, false, true,                                      \
+      "the member is not in the group (join again)")                           \
+    X(REBALANCE_IN_PROGRESS, 44, false, true,                                  \
+      "the group is rebalancing (join again)")                                 \
+    X(INVALID_SESSION_TIMEOUT, 45, false, true,                                \
+      "session timeout outside the broker's allowed range")                    \
+    X(INCONSISTENT_GROUP_PROTOCOL, 46, false, true,                            \
+      "no assignment strategy or protocol type shared with the group")         \
+    X(GROUP_NOT_FOUND, 47, false, true, "no such group")                       \
+    X(NON_EMPTY_GROUP, 48, false, true, "the group has live members")          \
+    X(INVALID_GROUP_ID, 49, false, true, "group id is empty or too long")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

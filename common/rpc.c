@@ -113,6 +113,26 @@ const char *rpc_api_name(Weir__Request__BodyCase c)
         return "alter_isr";
     case WEIR__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
         return "allocate_producer_ids";
+    case WEIR__REQUEST__BODY_FIND_COORDINATOR:
+        return "find_coordinator";
+    case WEIR__REQUEST__BODY_JOIN_GROUP:
+        return "join_group";
+    case WEIR__REQUEST__BODY_SYNC_GROUP:
+        return "sync_group";
+    case WEIR__REQUEST__BODY_HEARTBEAT:
+        return "heartbeat";
+    case WEIR__REQUEST__BODY_LEAVE_GROUP:
+        return "leave_group";
+    case WEIR__REQUEST__BODY_OFFSET_COMMIT:
+        return "offset_commit";
+    case WEIR__REQUEST__BODY_OFFSET_FETCH:
+        return "offset_fetch";
+    case WEIR__REQUEST__BODY_LIST_GROUPS:
+        return "list_groups";
+    case WEIR__REQUEST__BODY_DESCRIBE_GROUPS:
+        return "describe_groups";
+    case WEIR__REQUEST__BODY_DELETE_GROUPS:
+        return "delete_groups";
     default:
         return "unknown";
     }
@@ -144,6 +164,18 @@ static int rpc_check_produce(const Weir__ProduceRequest *p,
     return 0;
 }
 
+/* Topics plus partitions named, saturating at RPC_MAX_PARTITIONS + 1. */
+static size_t rpc_offset_fetch_count(const Weir__OffsetFetchRequest *f)
+{
+    size_t n = f->n_topics;
+    size_t i;
+
+    for (i = 0; i < f->n_topics && n <= RPC_MAX_PARTITIONS; i++) {
+        n += f->topics[i]->n_partitions;
+    }
+    return n;
+}
+
 static int rpc_check_request(const Weir__Request *r,
                              uint32_t payload_len,
                              struct err_detail *ed)
@@ -171,6 +203,28 @@ static int rpc_check_request(const Weir__Request *r,
     case WEIR__REQUEST__BODY_ALTER_ISR:
         n = r->alter_isr->n_isr;
         break;
+    case WEIR__REQUEST__BODY_JOIN_GROUP:
+        n = r->join_group->n_protocols;
+        break;
+    case WEIR__REQUEST__BODY_SYNC_GROUP:
+        n = r->sync_group->n_assignments;
+        break;
+    case WEIR__REQUEST__BODY_OFFSET_COMMIT:
+        n = r->offset_commit->n_partitions;
+        break;
+    case WEIR__REQUEST__BODY_OFFSET_FETCH:
+        n = rpc_offset_fetch_count(r->offset_fetch);
+        break;
+    case WEIR__REQUEST__BODY_DESCRIBE_GROUPS:
+        n = r->describe_groups->n_groups;
+        break;
+    case WEIR__REQUEST__BODY_DELETE_GROUPS:
+        n = r->delete_groups->n_groups;
+        break;
+    case WEIR__REQUEST__BODY_FIND_COORDINATOR:
+    case WEIR__REQUEST__BODY_HEARTBEAT:
+    case WEIR__REQUEST__BODY_LEAVE_GROUP:
+    case WEIR__REQUEST__BODY_LIST_GROUPS:
     case WEIR__REQUEST__BODY_INIT_PRODUCER_ID:
     case WEIR__REQUEST__BODY_REGISTER_BROKER:
     case WEIR__REQUEST__BODY_BROKER_HEARTBEAT:
