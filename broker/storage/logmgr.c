@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "broker/storage/logmgr_int.h"
+#include "common/clock.h"
 #include "common/mem.h"
 #include "common/names.h"
 #include "common/trace.h"
@@ -618,6 +619,73 @@ void logmgr_each(struct logmgr *m, logmgr_each_fn fn, void *arg)
     }
 }
 
+static void logmgr_compact_one(struct logmgr *m,
+                               const struct logmgr_rec *r,
+                               int32_t p,
+                               int64_t wall_ms,
+                               int *first,
+                               struct err_detail *ed)
+{
+    struct plog_compact_stats st;
+    struct err_detail led;
+    uint64_t t0 = clock_mono_us();
+    int rv;
+
+    (void)m;
+    rv = plog_compact(r->logs[p], wall_ms, &st, &led);
+    if (rv != 0) {
+        trace_warn("storage",
+                   "event=compaction_failed topic=%s partition=%d "
+                   "reason=\"%s\"",
+                   r->name, p, led.msg);
+        if (*first == 0) {
+            *first = rv;
+            if (ed != NULL) {
+                *ed = led;
+            }
+        }
+        return;
+    }
+    trace_info("storage",
+               "event=log_compacted topic=%s partition=%d segments=%u "
+               "bytes_before=%llu bytes_after=%llu records_removed=%llu "
+               "ms=%llu",
+               r->name, p, st.segments, (unsigned long long)st.bytes_before,
+               (unsigned long long)st.bytes_after,
+               (unsigned long long)st.records_removed,
+               (unsigned long long)((clock_mono_us() - t0) / 1000));
+}
+
+/* Compaction of at most one partition per call (round robin), so one
+ * housekeeping pass never blocks the loop for more than one log. */
+static void logmgr_compact_next(struct logmgr *m,
+                                int64_t wall_ms,
+                                int *first,
+                                struct err_detail *ed)
+{
+    uint32_t total = 0;
+    uint32_t k;
+    uint32_t i;
+
+    for (i = 0; i < m->n_topics; i++) {
+        total += (uint32_t)m->topics[i]->partitions;
+    }
+    for (k = 0; k < total; k++) {
+        uint32_t flat = (m->compact_next + k) % total;
+        uint32_t at = flat;
+        for (i = 0; at >= (uint32_t)m->topics[i]->partitions; i++) {
+            at -= (uint32_t)m->topics[i]->partitions;
+        }
+        if (m->topics[i]->logs[at] != NULL &&
+            plog_compact_needed(m->topics[i]->logs[at], wall_ms)) {
+            m->compact_next = flat + 1;
+            logmgr_compact_one(m, m->topics[i], (int32_t)at, wall_ms, first,
+                               ed);
+            return;
+        }
+    }
+}
+
 int logmgr_housekeep(struct logmgr *m, int64_t wall_ms, struct err_detail *ed)
 {
     struct err_detail led;
@@ -649,5 +717,6 @@ int logmgr_housekeep(struct logmgr *m, int64_t wall_ms, struct err_detail *ed)
             }
         }
     }
+    logmgr_compact_next(m, wall_ms, &first, ed);
     return first;
 }

@@ -54,7 +54,9 @@ void logmgr_close(struct logmgr *m);
 /* Parse topic configs over the defaults into *out.
  * Known keys: segment.bytes, segment.ms, retention.ms, retention.bytes,
  * index.interval.bytes, max.message.bytes, flush.policy (ack|interval|
- * never), flush.ms, flush.messages, cleanup.policy (delete only for now).
+ * never), flush.ms, flush.messages, cleanup.policy (delete | compact |
+ * compact,delete), delete.retention.ms, min.compaction.lag.ms,
+ * min.cleanable.dirty.ratio ([0, 1]).
  * Errors: WEIR_EINVALID_CONFIG naming the key and value. */
 WEIR_MUST_CHECK int
 logmgr_parse_topic_config(const struct plog_config *defaults,
@@ -102,7 +104,9 @@ typedef void (*logmgr_each_fn)(void *arg,
                                struct plog *log);
 void logmgr_each(struct logmgr *m, logmgr_each_fn fn, void *arg);
 
-/* Retention and age-based rolls over every partition. */
+/* Retention and age-based rolls over every partition, then compaction of
+ * at most one partition that needs it (round robin; trace
+ * event=log_compacted). Returns the first failure; the others go on. */
 WEIR_MUST_CHECK int
 logmgr_housekeep(struct logmgr *m, int64_t wall_ms, struct err_detail *ed);
 

@@ -16,6 +16,7 @@ enum logmgr_field {
     LOGMGR_F_U32,
     LOGMGR_F_FLUSH_POLICY,
     LOGMGR_F_CLEANUP_POLICY,
+    LOGMGR_F_RATIO,
 };
 
 struct logmgr_key {
@@ -48,6 +49,11 @@ static const struct logmgr_key logmgr_keys[] = {
     {"flush.messages", LOGMGR_F_I64,
      offsetof(struct plog_config, flush_messages), 1, INT64_MAX},
     {"cleanup.policy", LOGMGR_F_CLEANUP_POLICY, 0, 0, 0},
+    {"delete.retention.ms", LOGMGR_F_I64,
+     offsetof(struct plog_config, delete_retention_ms), 0, INT64_MAX},
+    {"min.compaction.lag.ms", LOGMGR_F_I64,
+     offsetof(struct plog_config, min_compaction_lag_ms), 0, INT64_MAX},
+    {"min.cleanable.dirty.ratio", LOGMGR_F_RATIO, 0, 0, 0},
 };
 
 #define LOGMGR_N_KEYS (sizeof(logmgr_keys) / sizeof(logmgr_keys[0]))
@@ -102,6 +108,68 @@ static int logmgr_set_int(const struct logmgr_key *k,
     return 0;
 }
 
+/* "delete", "compact", or both comma-separated (either order, once each,
+ * no spaces: as Kafka lists them). */
+static int logmgr_set_cleanup(const struct logmgr_key *k,
+                              const char *value,
+                              struct plog_config *cfg,
+                              struct err_detail *ed)
+{
+    static const struct {
+        const char *text;
+        uint32_t bits;
+    } forms[] = {
+        {"delete", PLOG_CLEANUP_DELETE},
+        {"compact", PLOG_CLEANUP_COMPACT},
+        {"compact,delete", PLOG_CLEANUP_COMPACT | PLOG_CLEANUP_DELETE},
+        {"delete,compact", PLOG_CLEANUP_COMPACT | PLOG_CLEANUP_DELETE},
+    };
+    size_t i;
+
+    for (i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        if (strcmp(value, forms[i].text) == 0) {
+            cfg->cleanup_policy = forms[i].bits;
+            return 0;
+        }
+    }
+    return err_set(ed, WEIR_EINVALID_CONFIG,
+                   "invalid value '%s' for %s: expected delete, compact or "
+                   "compact,delete",
+                   value, k->key);
+}
+
+/* A plain decimal fraction in [0, 1] ("0.5", "1", "0"). */
+static int logmgr_set_ratio(const struct logmgr_key *k,
+                            const char *value,
+                            struct plog_config *cfg,
+                            struct err_detail *ed)
+{
+    const char *p = value;
+    char *end;
+    double v;
+
+    while (*p >= '0' && *p <= '9') {
+        p++;
+    }
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9') {
+            p++;
+        }
+    }
+    errno = 0;
+    v = *value == '\0' || *value == '.' || *p != '\0' ? -1.0
+                                                      : strtod(value, &end);
+    if (errno != 0 || !(v >= 0.0 && v <= 1.0)) {
+        return err_set(ed, WEIR_EINVALID_CONFIG,
+                       "invalid value '%s' for %s: expected a number in "
+                       "[0, 1]",
+                       value, k->key);
+    }
+    cfg->min_cleanable_dirty_ratio = v;
+    return 0;
+}
+
 static int logmgr_set_one(const struct logmgr_key *k,
                           const char *value,
                           struct plog_config *cfg,
@@ -123,17 +191,9 @@ static int logmgr_set_one(const struct logmgr_key *k,
         }
         return 0;
     case LOGMGR_F_CLEANUP_POLICY:
-        if (strcmp(value, "delete") == 0) {
-            return 0;
-        }
-        if (strstr(value, "compact") != NULL) {
-            return err_set(ed, WEIR_EINVALID_CONFIG,
-                           "%s=%s: compaction is not supported yet", k->key,
-                           value);
-        }
-        return err_set(ed, WEIR_EINVALID_CONFIG,
-                       "invalid value '%s' for %s: expected delete", value,
-                       k->key);
+        return logmgr_set_cleanup(k, value, cfg, ed);
+    case LOGMGR_F_RATIO:
+        return logmgr_set_ratio(k, value, cfg, ed);
     default:
         return logmgr_set_int(k, value, cfg, ed);
     }

@@ -30,6 +30,8 @@ struct logmgr {
     struct logmgr_rec **topics; /* owned; sorted by name */
     uint32_t n_topics;
     uint32_t cap_topics;
+    uint32_t compact_next; /* partition (counted over all topics in order)
+                              where the next compaction search starts */
 };
 
 /* A record with copies of name and configs; logs not opened.

@@ -25,6 +25,10 @@ void plog_config_defaults(struct plog_config *cfg)
     cfg->flush_policy = PLOG_FLUSH_ACK;
     cfg->flush_ms = 1000;
     cfg->flush_messages = 10000;
+    cfg->cleanup_policy = PLOG_CLEANUP_DELETE;
+    cfg->delete_retention_ms = 24LL * 3600 * 1000;
+    cfg->min_compaction_lag_ms = 0;
+    cfg->min_cleanable_dirty_ratio = 0.5;
 }
 
 uint32_t plog_seg_at(const struct plog *log, int64_t offset)
@@ -55,6 +59,9 @@ int plog_push_seg(struct plog *log, struct seg *s, struct err_detail *ed)
         log->segs = p;
         log->cap_segs = ncap;
     }
+    /* a compacted log may skip offsets inside and between segments */
+    s->sparse =
+        log->compacted || (log->cfg.cleanup_policy & PLOG_CLEANUP_COMPACT) != 0;
     log->segs[log->n_segs++] = s;
     return 0;
 }
@@ -192,6 +199,7 @@ void plog_free(struct plog *log)
         seg_free(log->segs[i]);
     }
     mem_free(log->segs);
+    mem_free(log->clean_marks);
     mem_free(log->dir);
     mem_free(log);
 }
@@ -572,7 +580,13 @@ bool plog_recovered(const struct plog *log)
 
 void plog_set_config(struct plog *log, const struct plog_config *cfg)
 {
+    uint32_t i;
+
     log->cfg = *cfg;
+    for (i = 0; i < log->n_segs; i++) {
+        log->segs[i]->sparse |=
+            (cfg->cleanup_policy & PLOG_CLEANUP_COMPACT) != 0;
+    }
 }
 
 const struct plog_config *plog_config(const struct plog *log)

@@ -26,6 +26,10 @@ enum plog_flush_policy {
     PLOG_FLUSH_NEVER,    /* leave it to the OS; fsync on roll and close */
 };
 
+/* cleanup.policy bits: what housekeeping does to closed segments. */
+#define PLOG_CLEANUP_DELETE  0x1 /* retention by time and size */
+#define PLOG_CLEANUP_COMPACT 0x2 /* keep the last record per key */
+
 struct plog_config {
     uint64_t segment_bytes;        /* roll past this size */
     int64_t segment_ms;            /* roll when the active segment is older */
@@ -34,8 +38,12 @@ struct plog_config {
     uint32_t index_interval_bytes; /* bytes between offset index entries */
     uint32_t max_batch_bytes;      /* largest batch accepted */
     enum plog_flush_policy flush_policy;
-    int64_t flush_ms;       /* PLOG_FLUSH_INTERVAL: time bound */
-    int64_t flush_messages; /* PLOG_FLUSH_INTERVAL: count bound */
+    int64_t flush_ms;              /* PLOG_FLUSH_INTERVAL: time bound */
+    int64_t flush_messages;        /* PLOG_FLUSH_INTERVAL: count bound */
+    uint32_t cleanup_policy;       /* PLOG_CLEANUP_* bits, at least one */
+    int64_t delete_retention_ms;   /* tombstones live this long once cleaned */
+    int64_t min_compaction_lag_ms; /* records younger stay uncompacted */
+    double min_cleanable_dirty_ratio; /* dirty / closed bytes to compact */
 };
 
 void plog_config_defaults(struct plog_config *cfg);
@@ -175,6 +183,30 @@ WEIR_MUST_CHECK int plog_enforce_retention(struct plog *log,
                                            int64_t wall_ms,
                                            uint32_t *deleted,
                                            struct err_detail *ed);
+
+/* Compaction (plog_compact.c), for logs with PLOG_CLEANUP_COMPACT: keep
+ * the last record of every key in the closed segments (records with a null
+ * key stay; tombstones go delete_retention_ms after they were first
+ * cleaned), preserving offsets and timestamps. Offsets removed leave gaps:
+ * a read at one returns the next record kept. */
+struct plog_compact_stats {
+    uint32_t segments;     /* segments rewritten */
+    uint64_t bytes_before; /* of those segments */
+    uint64_t bytes_after;
+    uint64_t records_removed;
+};
+/* True when compaction is configured and enough of the closed segments
+ * older than min_compaction_lag_ms is dirty (not cleaned yet). */
+bool plog_compact_needed(struct plog *log, int64_t wall_ms);
+/* One cleaning pass over the closed segments (the active one is never
+ * touched). Each rewritten segment is swapped in crash-safely (see
+ * docs/storage.md, Compaction). Does nothing when not needed.
+ * Errors: WEIR_EIO, WEIR_ESTORAGE, WEIR_ECORRUPT, WEIR_ENOMEM; a failure
+ * leaves every segment either as it was or cleaned. */
+WEIR_MUST_CHECK int plog_compact(struct plog *log,
+                                 int64_t wall_ms,
+                                 struct plog_compact_stats *st,
+                                 struct err_detail *ed);
 
 /* Roll when the active segment is older than segment_ms and not empty
  * (called from a timer so idle partitions roll too). */

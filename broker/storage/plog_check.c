@@ -64,7 +64,7 @@ static int plog_check_walk(const struct seg *s, struct err_detail *ed)
         if (rv != 0) {
             return rv;
         }
-        if (h.base_offset != w.expect) {
+        if (s->sparse ? h.base_offset < w.expect : h.base_offset != w.expect) {
             return err_set(ed, WEIR_ECORRUPT,
                            "batch at %llu has offset %lld, expected %lld",
                            (unsigned long long)pos, (long long)h.base_offset,
@@ -82,7 +82,7 @@ static int plog_check_walk(const struct seg *s, struct err_detail *ed)
         w.expect = batch_last_offset(&h) + 1;
         w.last_base = h.base_offset;
     }
-    if (w.expect != s->next_offset) {
+    if (s->sparse ? w.expect > s->next_offset : w.expect != s->next_offset) {
         return err_set(ed, WEIR_ECORRUPT, "batches end at %lld, next is %lld",
                        (long long)w.expect, (long long)s->next_offset);
     }
@@ -112,7 +112,7 @@ plog_check_seg(const struct plog *log, uint32_t i, struct err_detail *ed)
     int rv;
 
     if (s->next_offset < s->base_offset ||
-        (s->size == 0) != (s->next_offset == s->base_offset)) {
+        (!s->sparse && (s->size == 0) != (s->next_offset == s->base_offset))) {
         return err_set(ed, WEIR_ECORRUPT,
                        "offsets [%lld, %lld) in %llu "
                        "bytes",

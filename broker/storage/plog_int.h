@@ -17,6 +17,16 @@
 
 #define PLOG_CLEAN_MARKER        "clean-shutdown"
 #define PLOG_RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
+#define PLOG_CLEANER_CHECKPOINT  "cleaner-offset-checkpoint"
+#define PLOG_CLEANED_EXT         ".cleaned" /* a compacted .log being made */
+#define PLOG_CLEAN_MARKS_MAX     32
+
+/* "The cleaned part reached offset `offset` at wall time `wall_ms`": when
+ * a tombstone entered the cleaned part, for delete_retention_ms. */
+struct plog_clean_mark {
+    int64_t offset;
+    int64_t wall_ms;
+};
 
 struct plog {
     const struct storage_ops *ops;
@@ -28,9 +38,15 @@ struct plog {
     int64_t durable_offset;    /* end offset covered by the last fsync */
     int64_t checkpoint_offset; /* recovery point on disk; -1 = none */
     int64_t unflushed_messages;
-    bool recovered; /* the last open ran a recovery scan */
-    bool offline;   /* an fsync failed: the page cache state is unknown, so
-                       no more writes until the log is reopened */
+    bool recovered;       /* the last open ran a recovery scan */
+    bool compacted;       /* a cleaner checkpoint exists: segments may
+                             skip offsets whatever the policy says */
+    bool cleaner_loaded;  /* the fields below were read from disk */
+    int64_t clean_offset; /* offsets below were compacted at least once */
+    struct plog_clean_mark *clean_marks; /* owned; ascending offsets */
+    uint32_t n_clean_marks;
+    bool offline; /* an fsync failed: the page cache state is unknown, so
+                     no more writes until the log is reopened */
 };
 
 static inline struct seg *plog_active(const struct plog *log)
@@ -73,12 +89,25 @@ void plog_maybe_checkpoint(struct plog *log);
 WEIR_MUST_CHECK int
 plog_ensure_index(struct plog *log, struct seg *s, struct err_detail *ed);
 
-/* plog_read.c: the batch of s holding offset (s's index loaded). */
+/* plog_read.c: the batch of s holding offset (s's index loaded); for a
+ * sparse segment the first batch past it when offset was compacted away,
+ * or WEIR_ENOT_FOUND (ed untouched) when none follows in s. */
 WEIR_MUST_CHECK int plog_find_batch(const struct seg *s,
                                     int64_t offset,
                                     uint64_t *pos,
                                     struct batch_header *h,
                                     struct err_detail *ed);
+
+/* plog_read.c: the first batch holding offset or, where compaction
+ * removed it, a later offset: segment index and position, walking on to
+ * later segments past compacted ends. WEIR_ENOT_FOUND (ed untouched) when
+ * no batch follows. */
+WEIR_MUST_CHECK int plog_locate(struct plog *log,
+                                int64_t offset,
+                                uint32_t *seg,
+                                uint64_t *pos,
+                                struct batch_header *h,
+                                struct err_detail *ed);
 
 /* Seal the active segment and start a new one at the end offset. */
 WEIR_MUST_CHECK int

@@ -18,6 +18,9 @@ struct plog_listing {
     uint32_t n;
     uint32_t cap;
     int64_t *orphans; /* index files whose .log is missing */
+    int64_t *cleaned; /* <base>.log.cleaned: an unfinished compaction */
+    uint32_t n_cleaned;
+    uint32_t cap_cleaned;
     uint32_t n_orphans;
     uint32_t cap_orphans;
     int rv;
@@ -56,6 +59,16 @@ static int plog_list_entry(void *arg, const char *name)
             return 1;
         }
         l->rv = plog_listing_add(&l->bases, &l->n, &l->cap, base);
+    } else if (len == 24 + strlen(PLOG_CLEANED_EXT) &&
+               strcmp(name + 24, PLOG_CLEANED_EXT) == 0 &&
+               strncmp(name + 20, ".log", 4) == 0) {
+        char stem[25];
+        memcpy(stem, name, 24);
+        stem[24] = '\0';
+        if (seg_parse_name(stem, ".log", &base)) {
+            l->rv = plog_listing_add(&l->cleaned, &l->n_cleaned,
+                                     &l->cap_cleaned, base);
+        }
     } else if (seg_parse_name(name, ".index", &base) ||
                seg_parse_name(name, ".timeindex", &base)) {
         l->rv =
@@ -145,6 +158,11 @@ plog_recover_from(struct plog *log, uint32_t first, struct err_detail *ed)
                              log->cfg.index_interval_bytes, &cut, ed);
         if (rv != 0) {
             return rv;
+        }
+        if (!last && s->sparse &&
+            s->next_offset <= log->segs[i + 1]->base_offset) {
+            /* compaction removed records at the segment's end */
+            s->next_offset = log->segs[i + 1]->base_offset;
         }
         if (!last && s->next_offset != log->segs[i + 1]->base_offset) {
             return err_set(ed, WEIR_ECORRUPT,
@@ -255,6 +273,47 @@ static void plog_remove_orphans(struct plog *log, const struct plog_listing *l)
     }
 }
 
+/* A log compacted once may skip offsets even if its policy no longer
+ * says compact: the cleaner checkpoint tells (written before any gap). */
+static int plog_note_compacted(struct plog *log, struct err_detail *ed)
+{
+    char path[STORAGE_PATH_MAX];
+    int rv = plog_path(log, PLOG_CLEANER_CHECKPOINT, path, ed);
+
+    if (rv == 0 && log->ops->exists(log->ops->ctx, path) == 1) {
+        log->compacted = true;
+    }
+    return rv;
+}
+
+/* A compaction that stopped before its rename: the .log is still the old
+ * one, whole; the half-made or unrenamed copy goes. Before anything else
+ * is opened, so a crash during the next one finds the same state. */
+static int plog_discard_cleaned(struct plog *log,
+                                const struct plog_listing *l,
+                                struct err_detail *ed)
+{
+    char path[STORAGE_PATH_MAX];
+    uint32_t i;
+    int rv;
+
+    for (i = 0; i < l->n_cleaned; i++) {
+        rv = seg_path(log->dir, l->cleaned[i], ".log" PLOG_CLEANED_EXT, path,
+                      ed);
+        if (rv == 0) {
+            rv = log->ops->unlink(log->ops->ctx, path, ed);
+        }
+        if (rv != 0 && rv != WEIR_ENOT_FOUND) {
+            return rv;
+        }
+        trace_info("storage",
+                   "event=compaction_discarded file=%s reason=\"unfinished "
+                   "swap\"",
+                   path);
+    }
+    return 0;
+}
+
 static int
 plog_start_fresh(struct plog *log, int64_t wall_ms, struct err_detail *ed)
 {
@@ -321,6 +380,14 @@ int plog_load(struct plog *log, int64_t wall_ms, struct err_detail *ed)
         qsort(l.bases, l.n, sizeof(*l.bases), plog_cmp_i64);
     }
     clean = log->ops->exists(log->ops->ctx, marker) == 1;
+    rv = plog_note_compacted(log, ed);
+    if (rv != 0) {
+        goto out;
+    }
+    rv = plog_discard_cleaned(log, &l, ed);
+    if (rv != 0) {
+        goto out;
+    }
     if (l.n == 0) {
         rv = plog_start_fresh(log, wall_ms, ed);
     } else {
@@ -345,5 +412,6 @@ int plog_load(struct plog *log, int64_t wall_ms, struct err_detail *ed)
 out:
     mem_free(l.bases);
     mem_free(l.orphans);
+    mem_free(l.cleaned);
     return rv;
 }

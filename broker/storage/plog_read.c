@@ -22,17 +22,49 @@ int plog_find_batch(const struct seg *s,
             return rv;
         }
         if (batch_last_offset(h) >= offset) {
-            if (h->base_offset > offset) {
+            if (h->base_offset > offset && !s->sparse) {
                 break; /* a gap: the index or the log is wrong */
             }
+            /* sparse: offset was compacted away, the next record kept
+             * stands in for it (as in Kafka) */
             *pos = p;
             return 0;
         }
         p += batch_size(h);
     }
+    if (s->sparse) {
+        return WEIR_ENOT_FOUND; /* removed from the end of the segment */
+    }
     return err_set(ed, WEIR_ECORRUPT,
                    "offset %lld not found in segment %s/%020lld.log",
                    (long long)offset, s->dir, (long long)s->base_offset);
+}
+
+int plog_locate(struct plog *log,
+                int64_t offset,
+                uint32_t *seg,
+                uint64_t *pos,
+                struct batch_header *h,
+                struct err_detail *ed)
+{
+    uint32_t i = plog_seg_at(log, offset);
+    int rv;
+
+    for (; i < log->n_segs; i++) {
+        struct seg *s = log->segs[i];
+        if (offset < s->base_offset) {
+            offset = s->base_offset;
+        }
+        rv = plog_ensure_index(log, s, ed);
+        if (rv == 0) {
+            rv = plog_find_batch(s, offset, pos, h, ed);
+        }
+        if (rv != WEIR_ENOT_FOUND) {
+            *seg = i;
+            return rv;
+        }
+    }
+    return WEIR_ENOT_FOUND;
 }
 
 /* End position of the run of whole batches from pos (first batch ending at
@@ -90,6 +122,7 @@ int plog_read(struct plog *log,
     struct seg *s;
     uint64_t pos;
     uint64_t stop;
+    uint32_t i;
     int rv;
 
     memset(out, 0, sizeof(*out));
@@ -107,12 +140,20 @@ int plog_read(struct plog *log,
     if (offset == end || offset >= max_offset) {
         return 0;
     }
-    rv = plog_ensure_index(log, s, ed);
-    if (rv == 0) {
-        rv = plog_find_batch(s, offset, &pos, &h, ed);
+    rv = plog_locate(log, offset, &i, &pos, &h, ed);
+    if (rv == WEIR_ENOT_FOUND) {
+        return 0; /* compacted away up to the end (cannot happen: the active
+                     segment is never compacted) */
     }
     if (rv != 0) {
         return rv;
+    }
+    s = log->segs[i];
+    out->file = s->log;
+    out->fd = log->ops->fd(log->ops->ctx, s->log);
+    out->position = s->size;
+    if (h.base_offset >= max_offset) {
+        return 0; /* the next record kept is not readable yet */
     }
     stop = pos + batch_size(&h);
     rv = plog_extend(s, pos, max_offset, max_bytes, &stop, ed);
@@ -348,9 +389,9 @@ int plog_scan(struct plog *log,
     }
     i = plog_seg_at(log, from_offset);
     if (from_offset > log->segs[i]->base_offset) {
-        rv = plog_ensure_index(log, log->segs[i], ed);
-        if (rv == 0) {
-            rv = plog_find_batch(log->segs[i], from_offset, &pos, &h, ed);
+        rv = plog_locate(log, from_offset, &i, &pos, &h, ed);
+        if (rv == WEIR_ENOT_FOUND) {
+            return 0;
         }
         if (rv != 0) {
             return rv;

@@ -96,6 +96,9 @@ int plog_enforce_retention(struct plog *log,
     int rv = 0;
 
     *deleted = 0;
+    if ((log->cfg.cleanup_policy & PLOG_CLEANUP_DELETE) == 0) {
+        return 0; /* compact only: compaction alone removes records */
+    }
     /* from the front only: the log stays one run of offsets */
     while (rv == 0 && log->n_segs > 1 &&
            plog_expired(log, log->segs[0], wall_ms)) {
@@ -185,6 +188,13 @@ int plog_truncate_to(struct plog *log, int64_t offset, struct err_detail *ed)
         /* the batch holding offset goes too: batches are never split */
         rv = plog_find_batch(s, offset, &pos, &h, ed);
         new_next = h.base_offset;
+        if (rv == WEIR_ENOT_FOUND) { /* compacted away to the end of s */
+            rv = 0;
+            pos = s->size;
+            new_next = offset;
+        } else if (rv == 0 && new_next > offset) { /* in a compacted gap */
+            new_next = offset;
+        }
     }
     /* newest first, so a crash midway leaves one run of segments */
     while (rv == 0 && plog_active(log) != s) {
@@ -216,6 +226,13 @@ int plog_truncate_to(struct plog *log, int64_t offset, struct err_detail *ed)
     log->durable_offset = new_next;
     log->unflushed_messages = 0;
     plog_maybe_checkpoint(log);
+    if (log->clean_offset > new_next) { /* records from here on are new */
+        log->clean_offset = new_next;
+        while (log->n_clean_marks > 0 &&
+               log->clean_marks[log->n_clean_marks - 1].offset > new_next) {
+            log->n_clean_marks--;
+        }
+    }
     trace_info("storage", "event=truncate dir=%s end_offset=%lld", log->dir,
                (long long)new_next);
     return 0;

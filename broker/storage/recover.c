@@ -172,6 +172,13 @@ static int recover_check_batch(struct recover_reader *r,
     return 0;
 }
 
+/* Does a batch at base offset `base` fit after offset `expect`? Dense
+ * logs continue exactly; compacted (sparse) ones may skip offsets. */
+static bool recover_follows(const struct seg *s, int64_t base, int64_t expect)
+{
+    return s->sparse ? base >= expect : base == expect;
+}
+
 static void recover_reset(struct seg *s)
 {
     s->idx.n_off = 0;
@@ -242,7 +249,7 @@ int recover_segment(struct seg *s,
         if (rv != 0) {
             goto out;
         }
-        if (!bad && h.base_offset != s->next_offset) {
+        if (!bad && !recover_follows(s, h.base_offset, s->next_offset)) {
             (void)err_set(&bed, WEIR_ECORRUPT_MESSAGE,
                           "batch has base offset %lld, expected %lld",
                           (long long)h.base_offset, (long long)s->next_offset);
@@ -283,6 +290,9 @@ int recover_rebuild_index(struct seg *s,
     int rv;
 
     rv = recover_segment(s, RECOVER_REFUSE, index_interval_bytes, &cut, ed);
+    if (rv == 0 && s->sparse && s->next_offset <= next && s->size == size) {
+        s->next_offset = next; /* compaction removed the tail records */
+    }
     if (rv == 0 && (s->next_offset != next || s->size != size)) {
         rv = err_set(ed, WEIR_ECORRUPT,
                      "segment %s/%020lld.log ends at offset %lld, but the "
@@ -352,7 +362,7 @@ int recover_clean_tail(struct seg *s,
     s->bytes_since_index = 0;
     while (pos < end) {
         rv = seg_read_header(s, pos, &h, ed);
-        if (rv == 0 && h.base_offset != expect) {
+        if (rv == 0 && !recover_follows(s, h.base_offset, expect)) {
             rv = err_set(ed, WEIR_ECORRUPT,
                          "batch at %llu has offset %lld, expected %lld",
                          (unsigned long long)pos, (long long)h.base_offset,
@@ -397,7 +407,7 @@ static int recover_walk_to_end(const struct seg *s,
         if (rv != 0) {
             return rv;
         }
-        if (h.base_offset != expect) {
+        if (!recover_follows(s, h.base_offset, expect)) {
             return err_set(ed, WEIR_ECORRUPT,
                            "batch at %llu has offset %lld, expected %lld",
                            (unsigned long long)pos, (long long)h.base_offset,
@@ -406,7 +416,7 @@ static int recover_walk_to_end(const struct seg *s,
         expect = batch_last_offset(&h) + 1;
         pos += batch_size(&h);
     }
-    if (expect != s->next_offset) {
+    if (expect != s->next_offset && !(s->sparse && expect < s->next_offset)) {
         return err_set(ed, WEIR_ECORRUPT,
                        "segment %s/%020lld.log ends at offset %lld, the next "
                        "segment starts at %lld",

@@ -34,6 +34,9 @@ struct seg {
     struct seg_index idx;
     bool index_loaded; /* idx holds the whole index of [0, size) */
     bool dirty;        /* .log changed since its last fsync */
+    bool sparse;       /* compacted log: batches may skip offsets, and a
+                          closed segment's batches may end before
+                          next_offset (the next segment's base) */
 };
 
 /* "<dir>/<base as %020lld><ext>" into out (STORAGE_PATH_MAX).

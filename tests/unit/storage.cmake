@@ -14,7 +14,7 @@ add_library(weir_testlib STATIC
 weir_target_setup(weir_testlib)
 target_link_libraries(weir_testlib PUBLIC weir_storage weir_common)
 
-foreach(t test_seg test_plog test_recover test_retention test_logmgr
+foreach(t test_seg test_plog test_recover test_retention test_logmgr test_plog_compact
         test_storage_posix)
   weir_unit_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/${t}.c
                  LIBS weir_testlib weir_storage)

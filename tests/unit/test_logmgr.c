@@ -270,8 +270,8 @@ static void test_topic_configs_parse_strictly(void **state)
         {{"segment.bytes", "99999999999999999999"}, "segment.bytes"},
         {{"retention.ms", "-2"}, "retention.ms"},
         {{"flush.policy", "sometimes"}, "'sometimes' for flush.policy"},
-        {{"cleanup.policy", "compact"}, "not supported yet"},
-        {{"cleanup.policy", "compact,delete"}, "not supported yet"},
+        {{"cleanup.policy", "compact;delete"}, "for cleanup.policy"},
+        {{"cleanup.policy", "compacted"}, "for cleanup.policy"},
         {{"cleanup.policy", "keep"}, "'keep' for cleanup.policy"},
         {{"segment.bytes", NULL}, "no key or no value"},
     };
