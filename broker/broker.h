@@ -50,6 +50,10 @@ struct broker_config {
     int64_t heartbeat_interval_ms;
     int64_t controlled_shutdown_timeout_ms;
     int64_t replica_lag_time_max_ms;
+    int64_t offsets_topic_num_partitions;
+    int64_t group_min_session_timeout_ms;
+    int64_t group_max_session_timeout_ms;
+    int64_t group_initial_rebalance_delay_ms;
 };
 
 extern const struct cfg_option broker_options[];
@@ -65,6 +69,7 @@ struct fetch_wait;   /* api/fetch.c */
 struct pid_wait;     /* api/producer_id.c */
 struct cluster;      /* cluster/cluster.h */
 struct repl_io;      /* replica/repl_io.h */
+struct group_io;     /* group/group_io.h */
 
 struct broker {
     struct broker_config cfg;
@@ -94,6 +99,7 @@ struct broker {
 
     struct cluster *cluster; /* cluster mode only (broker/cluster/) */
     struct repl_io *repl;    /* cluster mode only (broker/replica/repl_io) */
+    struct group_io *group;  /* consumer group coordinator (broker/group) */
 
     struct event *flush_timer;     /* flush-policy=interval */
     struct event *housekeep_timer; /* retention and age rolls */

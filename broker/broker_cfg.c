@@ -174,6 +174,32 @@ const struct cfg_option broker_options[] = {
             replica_lag_time_max_ms,
             1,
             INT64_MAX),
+    OPT_INT("offsets-topic-num-partitions",
+            "12",
+            "partitions of __consumer_offsets when it is first created (a "
+            "group's coordinator is the leader of one of them)",
+            offsets_topic_num_partitions,
+            1,
+            1000),
+    OPT_INT("group-min-session-timeout-ms",
+            "1000",
+            "shortest consumer session timeout a group member may ask for",
+            group_min_session_timeout_ms,
+            1,
+            INT32_MAX),
+    OPT_INT("group-max-session-timeout-ms",
+            "300000",
+            "longest consumer session timeout a group member may ask for",
+            group_max_session_timeout_ms,
+            1,
+            INT32_MAX),
+    OPT_INT("group-initial-rebalance-delay-ms",
+            "0",
+            "an empty group's first rebalance waits this long for more "
+            "members to join",
+            group_initial_rebalance_delay_ms,
+            0,
+            INT32_MAX),
 };
 
 const size_t broker_options_count =

@@ -10,6 +10,7 @@
 
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
+#include "broker/group/group_io.h"
 #include "broker/replica/repl_io.h"
 #include "common/frame.h"
 #include "common/mem.h"
@@ -63,6 +64,18 @@ static void server_dispatch(void *arg, struct srv_req *req)
         break;
     case WEIR__REQUEST__BODY_INIT_PRODUCER_ID:
         api_init_producer_id(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_FIND_COORDINATOR:
+    case WEIR__REQUEST__BODY_JOIN_GROUP:
+    case WEIR__REQUEST__BODY_SYNC_GROUP:
+    case WEIR__REQUEST__BODY_HEARTBEAT:
+    case WEIR__REQUEST__BODY_LEAVE_GROUP:
+    case WEIR__REQUEST__BODY_OFFSET_COMMIT:
+    case WEIR__REQUEST__BODY_OFFSET_FETCH:
+    case WEIR__REQUEST__BODY_LIST_GROUPS:
+    case WEIR__REQUEST__BODY_DESCRIBE_GROUPS:
+    case WEIR__REQUEST__BODY_DELETE_GROUPS:
+        api_group(b, req, r);
         break;
     default:
         broker_respond_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
@@ -290,6 +303,9 @@ int server_open(struct broker *b, struct err_detail *ed)
         }
         cluster_set_partition_hook(b->cluster, repl_io_on_partition, b->repl);
     }
+    if (group_io_new(b, &b->group) != 0) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
     return server_timers(b, ed);
 }
 
@@ -318,6 +334,8 @@ static void server_free_event(struct event *ev)
 void server_close(struct broker *b)
 {
     api_producer_id_shutdown(b);
+    group_io_free(b->group); /* answers parked group calls */
+    b->group = NULL;
     cluster_free(b->cluster); /* answers forwards still waiting */
     b->cluster = NULL;
     repl_io_free(b->repl);

@@ -36,3 +36,8 @@ int names_topic_check(const char *name, size_t len, struct err_detail *ed)
     }
     return 0;
 }
+
+bool names_topic_internal(const char *name)
+{
+    return strcmp(name, NAMES_OFFSETS_TOPIC) == 0;
+}

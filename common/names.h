@@ -5,6 +5,7 @@
 #ifndef COMMON_NAMES_H
 #define COMMON_NAMES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/err.h"
@@ -14,5 +15,10 @@
 /* 0 if valid, else WEIR_EINVALID_TOPIC with a message saying why. */
 WEIR_MUST_CHECK int
 names_topic_check(const char *name, size_t len, struct err_detail *ed);
+
+/* Topics the brokers keep for themselves (__consumer_offsets): hidden
+ * from listings unless asked for, and closed to clients' writes. */
+#define NAMES_OFFSETS_TOPIC "__consumer_offsets"
+bool names_topic_internal(const char *name);
 
 #endif /* COMMON_NAMES_H */

@@ -13,6 +13,8 @@ void api_delete_topics(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_fetch(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_list_offsets(struct broker *b, struct srv_req *req, Weir__Request *r);
+/* group.c: consumer group calls, to the coordinator (broker/group). */
+void api_group(struct broker *b, struct srv_req *req, Weir__Request *r);
 /* producer_id.c: the idempotent producer's id. */
 void api_init_producer_id(struct broker *b,
                           struct srv_req *req,

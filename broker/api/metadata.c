@@ -9,6 +9,7 @@
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
 #include "common/mem.h"
+#include "common/names.h"
 #include "common/rpc.h"
 
 /* Everything one response points to, freed in one place. */
@@ -206,6 +207,7 @@ void api_metadata(struct broker *b, struct srv_req *req, Weir__Request *r)
             ti->error_message = "unknown topic";
             continue;
         }
+        ti->internal = names_topic_internal(ti->name);
         next_part = md_fill_partitions(b, &m, i, next_part, &lt);
         if (mr->include_configs) {
             md_configs(&m, i, &lt);

@@ -9,8 +9,10 @@
 
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
+#include "broker/group/group_io.h"
 #include "broker/replica/repl_io.h"
 #include "common/mem.h"
+#include "common/names.h"
 #include "common/rpc.h"
 #include "common/trace.h"
 
@@ -219,6 +221,12 @@ static int produce_one(struct broker *b,
         (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "no record batches");
         return WEIR_ECORRUPT_MESSAGE;
     }
+    if (names_topic_internal(pp->topic)) {
+        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
+                       "%s is internal: only the group coordinator writes it",
+                       pp->topic);
+        return WEIR_EINVALID_TOPIC;
+    }
     if (w->r->produce->acks == -1) {
         rv = repl_io_acks_all(b->repl, pp->topic, pp->partition, &w->repl[i]);
         if (rv != 0) {
@@ -399,6 +407,7 @@ void api_produce_complete_waits(struct broker *b)
             pw = &w->next;
         }
     }
+    group_io_complete_waits(b->group);
 }
 
 void api_produce_fail_log(struct broker *b,
@@ -428,5 +437,6 @@ void api_produce_fail_log(struct broker *b,
             w->pending += w->logs[i] != NULL;
         }
     }
+    group_io_fail_log(b->group, log, code, msg);
     api_produce_complete_waits(b);
 }

@@ -532,3 +532,85 @@ int cluster_allocate_producer_ids(struct cluster *c,
     }
     return rv;
 }
+
+struct cluster_create_call {
+    cluster_done_fn fn;
+    void *arg;
+};
+
+static void cluster_create_reply(void *arg,
+                                 int err,
+                                 const Weir__Response *resp,
+                                 const uint8_t *payload,
+                                 uint32_t len,
+                                 const struct err_detail *ed)
+{
+    struct cluster_create_call *call = arg;
+    const char *msg = ed != NULL ? ed->msg : "";
+
+    (void)payload;
+    (void)len;
+    if (err == 0 && resp != NULL &&
+        resp->body_case == WEIR__RESPONSE__BODY_CREATE_TOPICS &&
+        resp->create_topics->n_topics == 1) {
+        err = resp->create_topics->topics[0]->error_code;
+        msg = resp->create_topics->topics[0]->error_message;
+    } else if (err == 0) {
+        err = WEIR_EUNKNOWN;
+        msg = "the controller's answer names no topic";
+    }
+    call->fn(call->arg, err, msg != NULL ? msg : "");
+    mem_free(call);
+}
+
+int cluster_create_topic(struct cluster *c,
+                         const char *name,
+                         int32_t partitions,
+                         const struct logmgr_kv *configs,
+                         uint32_t n_configs,
+                         cluster_done_fn fn,
+                         void *arg)
+{
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__CreateTopicsRequest m = WEIR__CREATE_TOPICS_REQUEST__INIT;
+    Weir__CreateTopic t = WEIR__CREATE_TOPIC__INIT;
+    Weir__CreateTopic *tp = &t;
+    Weir__ConfigEntry ce[8];
+    Weir__ConfigEntry *cp[8];
+    struct cluster_create_call *call;
+    uint32_t i;
+    int rv;
+
+    if (c->broker_epoch < 0) {
+        return WEIR_ENOT_FOUND;
+    }
+    if (n_configs > 8) {
+        return WEIR_EINVALID_ARGUMENT;
+    }
+    call = mem_calloc(1, sizeof(*call));
+    if (call == NULL) {
+        return WEIR_ENOMEM;
+    }
+    call->fn = fn;
+    call->arg = arg;
+    for (i = 0; i < n_configs; i++) {
+        weir__config_entry__init(&ce[i]);
+        ce[i].key = (char *)configs[i].key;
+        ce[i].value = (char *)configs[i].value;
+        cp[i] = &ce[i];
+    }
+    t.name = (char *)name;
+    t.partitions = partitions;
+    t.configs = cp;
+    t.n_configs = n_configs;
+    m.topics = &tp;
+    m.n_topics = 1;
+    req.client_id = "weir-broker";
+    req.body_case = WEIR__REQUEST__BODY_CREATE_TOPICS;
+    req.create_topics = &m;
+    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_create_reply, call);
+    if (rv != 0) {
+        mem_free(call);
+    }
+    return rv;
+}

@@ -124,6 +124,21 @@ WEIR_MUST_CHECK int cluster_allocate_producer_ids(struct cluster *c,
                                                   cluster_pids_fn fn,
                                                   void *arg);
 
+/* Ask the controller to create a topic (the broker's own need, such as
+ * __consumer_offsets); replication factor and min ISR are the
+ * controller's defaults. fn is called once, later, unless the cluster is
+ * freed first. Errors: WEIR_ENOT_FOUND (not registered), WEIR_ENOMEM,
+ * WEIR_ENETWORK. */
+typedef void (*cluster_done_fn)(void *arg, int err, const char *msg);
+struct logmgr_kv;
+WEIR_MUST_CHECK int cluster_create_topic(struct cluster *c,
+                                         const char *name,
+                                         int32_t partitions,
+                                         const struct logmgr_kv *configs,
+                                         uint32_t n_configs,
+                                         cluster_done_fn fn,
+                                         void *arg);
+
 /* Handlers in cluster mode (cluster_api.c); each takes ownership of r. */
 void cluster_api_metadata(struct broker *b,
                           struct srv_req *req,

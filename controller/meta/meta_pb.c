@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/mem.h"
+#include "common/names.h"
 
 static const struct meta_topic *meta_pb_topic(const struct meta_image *img,
                                               const Weir__MetadataRequest *mr,
@@ -142,6 +143,7 @@ int meta_pb_build(const struct meta_image *img,
             continue;
         }
         ti->name = t->name;
+        ti->internal = names_topic_internal(t->name);
         meta_pb_fill_topic(t, mr->include_configs, ti, m, &next_part,
                            &next_cfg);
     }

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Internals of the group core shared by group_core.c (step, rebalance)
+ * and group_core_member.c (member memory, views, restore). Not for the
+ * adapter. Memory that an answer may point at is never freed during a
+ * step: it is "retired" onto g->dead and freed when the next step starts,
+ * so answers stay valid until then even if their member left meanwhile.
+ * Locality: broker loop thread. */
+#ifndef BROKER_GROUP_GROUP_CORE_INT_H
+#define BROKER_GROUP_GROUP_CORE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "broker/group/group_core.h"
+
+/* First field of every retirable allocation. */
+struct group_dead {
+    struct group_dead *next;
+};
+
+/* A member's protocols, immutable once built. Refs: its member, and the
+ * group while one of its names is the group's chosen protocol. */
+struct group_protos {
+    struct group_dead dead;
+    uint32_t refs;
+    size_t n;
+    struct group_protocol p[GROUP_MAX_PROTOCOLS]; /* point into data[] */
+    uint8_t data[];
+};
+
+struct group_bytes {
+    struct group_dead dead;
+    size_t len;
+    uint8_t data[];
+};
+
+/* One member. Owner: the group's members[] (then g->dead once removed). */
+struct group_member {
+    struct group_dead dead;
+    const char *member_id; /* these three point into strings[] */
+    const char *client_id;
+    const char *client_host;
+    struct group_protos *protos;    /* one ref */
+    struct group_bytes *assignment; /* NULL: none */
+    int32_t assignment_generation;  /* generation of the assignment, -1 */
+    uint32_t session_timeout_ms;
+    uint32_t rebalance_timeout_ms;
+    uint64_t last_heard_ms;   /* join, sync, heartbeat, commit, completion */
+    bool join_pending;        /* only in PREPARING_REBALANCE */
+    bool sync_pending;        /* only in COMPLETING_REBALANCE */
+    uint64_t join_request_id; /* valid when join_pending */
+    uint64_t sync_request_id; /* valid when sync_pending */
+    char strings[];
+};
+
+struct group_core {
+    struct group_config cfg;
+    char *group_id;
+    enum group_state state;
+    int32_t generation_id; /* 0 until the first rebalance completes */
+    char *protocol_type;   /* "" while no member ever joined */
+    struct group_protos *protocol_blob; /* holds the chosen name, or NULL */
+    size_t protocol_idx;                /* in protocol_blob */
+    struct group_member *leader;        /* NULL iff no members */
+    struct group_member **members;      /* join order */
+    uint32_t n_members;
+    uint32_t cap_members;
+    struct group_member_view *views; /* describe: refreshed after a step */
+    uint32_t cap_views;
+    struct group_member_view *answer_views; /* leaders' join answers */
+    uint32_t n_answer_views;
+    uint32_t cap_answer_views;
+    uint64_t now_ms;                  /* latest time seen */
+    uint64_t rebalance_start_ms;      /* entering PREPARING_REBALANCE */
+    uint64_t rebalance_not_before_ms; /* initial rebalance delay */
+    struct group_dead *dead;          /* retired, freed at the next step */
+};
+
+void group_retire(struct group_core *g, void *p);
+void group_free_dead(struct group_core *g);
+
+WEIR_MUST_CHECK int group_protos_new(const struct group_protocol *p,
+                                     size_t n,
+                                     struct group_protos **out);
+void group_protos_unref(struct group_core *g, struct group_protos *p);
+/* Index of name in p, or -1. */
+int group_protos_find(const struct group_protos *p, const char *name);
+
+WEIR_MUST_CHECK int group_bytes_new(struct weir_slice s,
+                                    struct group_bytes **out);
+
+/* A member with id `prefix` "-" `token` (or just `id` when token is NULL)
+ * and no protocols yet. */
+WEIR_MUST_CHECK int group_member_new(const char *id,
+                                     const char *token,
+                                     const char *client_id,
+                                     const char *client_host,
+                                     struct group_member **out);
+/* Free a member that was never in the group (no retiring). */
+void group_member_free_unused(struct group_member *m);
+/* Retire a removed member and what it holds. */
+void group_member_retire(struct group_core *g, struct group_member *m);
+
+/* Index of the member, or -1. */
+int group_find(const struct group_core *g, const char *member_id);
+const char *group_protocol_name(const struct group_core *g);
+/* Fill v from m, with m's metadata for the chosen protocol. */
+void group_member_view_fill(const struct group_core *g,
+                            const struct group_member *m,
+                            struct group_member_view *v);
+void group_views_refresh(struct group_core *g);
+
+#endif /* BROKER_GROUP_GROUP_CORE_INT_H */
