@@ -51,6 +51,7 @@ struct broker_config {
     int64_t controlled_shutdown_timeout_ms;
     int64_t replica_lag_time_max_ms;
     int64_t offsets_topic_num_partitions;
+    int64_t offsets_topic_segment_bytes;
     int64_t group_min_session_timeout_ms;
     int64_t group_max_session_timeout_ms;
     int64_t group_initial_rebalance_delay_ms;

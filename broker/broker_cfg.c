@@ -181,6 +181,13 @@ const struct cfg_option broker_options[] = {
             offsets_topic_num_partitions,
             1,
             1000),
+    OPT_INT("offsets-topic-segment-bytes",
+            "104857600",
+            "segment size of __consumer_offsets when it is first created "
+            "(compaction cleans closed segments only)",
+            offsets_topic_segment_bytes,
+            4096,
+            INT32_MAX),
     OPT_INT("group-min-session-timeout-ms",
             "1000",
             "shortest consumer session timeout a group member may ask for",

@@ -304,7 +304,9 @@ static void gio_create_reply(void *arg, int err, const char *msg)
  * from the controller's defaults: 3 and 2, capped at the brokers). */
 static void gio_create_topic(struct group_io *io)
 {
-    const struct logmgr_kv kv[] = {{"cleanup.policy", "compact"}};
+    char seg[32];
+    const struct logmgr_kv kv[] = {{"cleanup.policy", "compact"},
+                                   {"segment.bytes", seg}};
     int32_t n = (int32_t)io->b->cfg.offsets_topic_num_partitions;
     uint64_t now = gio_now_ms(io);
     struct err_detail ed;
@@ -315,15 +317,17 @@ static void gio_create_topic(struct group_io *io)
         return;
     }
     io->last_create_ms = now;
+    (void)snprintf(seg, sizeof(seg), "%lld",
+                   (long long)io->b->cfg.offsets_topic_segment_bytes);
     trace_info("group", "event=offsets_topic_create partitions=%d", (int)n);
     if (io->b->cluster != NULL) {
         io->create_asked =
-            cluster_create_topic(io->b->cluster, GROUP_OFFSETS_TOPIC, n, kv, 1,
+            cluster_create_topic(io->b->cluster, GROUP_OFFSETS_TOPIC, n, kv, 2,
                                  gio_create_reply, io) == 0;
         return;
     }
     err_detail_clear(&ed);
-    rv = logmgr_create_topic(io->b->logs, GROUP_OFFSETS_TOPIC, n, 1, kv, 1,
+    rv = logmgr_create_topic(io->b->logs, GROUP_OFFSETS_TOPIC, n, 1, kv, 2,
                              false, gio_wall_ms(io), &ed);
     if (rv != 0 && rv != WEIR_ETOPIC_EXISTS) {
         trace_warn("group",

@@ -5,6 +5,7 @@ LeaveGroup with generations, OffsetCommit / OffsetFetch, List / Describe /
 DeleteGroups, on a single broker and on a controller with three brokers,
 where the coordinator is killed and its successor serves exactly the
 committed offsets. Every wait is bounded in time."""
+import os
 import time
 
 import weirtest
@@ -220,9 +221,52 @@ def test_coordinator_failover_keeps_commits():
             f"{len(got)} committed offsets")
 
 
+def dir_bytes(path):
+    total = 0
+    for f in os.listdir(path):
+        total += os.path.getsize(os.path.join(path, f))
+    return total
+
+
+def test_compaction_keeps_latest_commits():
+    """Many commits of a few keys: the offsets partition is compacted and
+    a restarted broker still serves the latest commit of every key."""
+    args = ["--offsets-topic-segment-bytes", "16384",
+            "--retention-check-interval-ms", "200"]
+    with Broker(args=args) as b:
+        find(b, "gc")
+        sock = connect(b)
+        r = call(sock, 1, FIND, pb_msg((1, "gc")))
+        part = pb_int(r, 6)
+        pdir = os.path.join(b.data_dir, f"__consumer_offsets-{part}")
+        latest = {}
+        for i in range(3000):
+            offs = {("t", k): i * 10 + k for k in range(8)}
+            latest.update(offs)
+            err, _ = retry(lambda: commit(sock, 100 + i, "gc", -1, "", offs),
+                           "commit")
+            assert err == 0, err
+        # 24,000 offset records of at least 30 bytes each were written
+        written = 24000 * 30
+        wait_until("the offsets partition compacted", lambda:
+                   "event=log_compacted topic=__consumer_offsets" in
+                   b.log_text(), 20)
+        after = wait_until("it shrank", lambda: (
+            lambda n: n if n < written // 10 else None)(dir_bytes(pdir)), 20)
+        log(f"__consumer_offsets-{part}: over {written} bytes written, "
+            f"{after} bytes on disk after compaction")
+        sock.close()
+        b.restart()
+        sock = connect(b)
+        err, got = retry(lambda: fetch_offsets(sock, 5000, "gc"),
+                         "offsets after restart")
+        assert got == latest, (got, latest)
+
+
 if __name__ == "__main__":
     run_main([
         test_single_broker_membership_and_offsets,
         test_session_expiry_fences_a_zombie,
         test_coordinator_failover_keeps_commits,
+        test_compaction_keeps_latest_commits,
     ])
