@@ -21,6 +21,12 @@ void weir_consumer_config_init(struct weir_consumer_config *cfg)
     cfg->reset = WEIR_START_EARLIEST;
     cfg->retry_backoff_ms = 100;
     cfg->error_timeout_ms = 30000;
+    cfg->session_timeout_ms = 10000;
+    cfg->heartbeat_interval_ms = 3000;
+    cfg->rebalance_timeout_ms = 30000;
+    cfg->strategies = "range,roundrobin,sticky";
+    cfg->auto_commit = true;
+    cfg->auto_commit_interval_ms = 5000;
 }
 
 int weir_consumer_new(struct weir_client *c,
@@ -49,6 +55,10 @@ int weir_consumer_new(struct weir_client *c,
     k->c = c;
     k->cfg = *cfg;
     k->wake_ms = UINT64_MAX;
+    if (consumer_group_init(k, cfg, ed) != 0) {
+        mem_free(k);
+        return ed != NULL ? ed->code : WEIR_EINVALID_ARGUMENT;
+    }
     *out = k;
     return 0;
 }
@@ -76,6 +86,10 @@ void weir_consumer_free(struct weir_consumer *k)
     if (k == NULL) {
         return;
     }
+    if (weir_consumer_close(k, NULL) != 0) {
+        /* freeing anyway: the final commit's error has nobody to go to */
+    }
+    consumer_group_fini(k);
     /* In-flight requests free themselves when their replies come. */
     for (r = k->reqs; r != NULL; r = r->next) {
         r->k = NULL;
@@ -135,7 +149,7 @@ static struct cons_part *consumer_find(const struct weir_consumer *k,
     return NULL;
 }
 
-static struct cons_part *
+struct cons_part *
 consumer_part_get(struct weir_consumer *k, const char *topic, int32_t partition)
 {
     struct cons_part *cp = consumer_find(k, topic, partition);
@@ -167,9 +181,9 @@ consumer_part_get(struct weir_consumer *k, const char *topic, int32_t partition)
     return cp;
 }
 
-static void consumer_part_start(struct weir_consumer *k,
-                                struct cons_part *cp,
-                                const struct weir_assignment *a)
+void consumer_part_start(struct weir_consumer *k,
+                         struct cons_part *cp,
+                         const struct weir_assignment *a)
 {
     cp->assigned = true;
     cp->epoch++;
@@ -294,6 +308,12 @@ int weir_consumer_assign(struct weir_consumer *k,
         return err_set(ed, WEIR_EINVALID_ARGUMENT,
                        "assign called from inside a callback");
     }
+    if (k->grp.n_topics > 0) {
+        return err_set(ed, WEIR_EINVALID_ARGUMENT,
+                       "the consumer is subscribed to a group; it cannot "
+                       "also assign partitions by hand");
+    }
+    k->manual = true;
     rv = consumer_check(k, a, n, ed);
     if (rv != 0) {
         return rv;
@@ -406,7 +426,16 @@ int weir_consumer_poll(struct weir_consumer *k,
                        "weir_consumer_poll called from inside a callback");
     }
     for (;;) {
-        rv = consumer_next(k, rec, ed);
+        rv = consumer_group_pump(k, ed);
+        if (rv != 0) {
+            return rv;
+        }
+        /* A group member hands out nothing while it rebalances: what it
+         * handed out after its last commit would be read again by the
+         * next owner. */
+        rv = k->grp.group_id == NULL || k->grp.core.state == CGRP_STATE_STABLE
+                 ? consumer_next(k, rec, ed)
+                 : 0;
         if (rv != 0 || *rec != NULL) {
             return rv;
         }
@@ -420,6 +449,9 @@ int weir_consumer_poll(struct weir_consumer *k,
             return 0;
         }
         wait = timeout_ms < 0 ? -1 : (int)(start + (uint64_t)timeout_ms - now);
+        if (k->grp.wake_ms < k->wake_ms) {
+            k->wake_ms = k->grp.wake_ms;
+        }
         if (k->wake_ms != UINT64_MAX) {
             uint64_t left = k->wake_ms > now ? k->wake_ms - now : 0;
             if (wait < 0 || left < (uint64_t)wait) {
@@ -448,17 +480,50 @@ int weir_consumer_seek(struct weir_consumer *k,
                        int64_t offset,
                        struct err_detail *ed)
 {
+    return weir_consumer_seek_to(k, topic, partition, WEIR_START_OFFSET, offset,
+                                 ed);
+}
+
+int weir_consumer_seek_to(struct weir_consumer *k,
+                          const char *topic,
+                          int32_t partition,
+                          enum weir_start start,
+                          int64_t value,
+                          struct err_detail *ed)
+{
     struct cons_part *cp = consumer_find(k, topic, partition);
-    struct weir_assignment a = {topic, partition, WEIR_START_OFFSET, offset};
+    struct weir_assignment a = {topic, partition, start, value};
 
     if (cp == NULL || !cp->assigned) {
         return err_set(ed, WEIR_ENOT_FOUND, "%s/%d is not assigned", topic,
                        partition);
     }
-    if (offset < 0) {
-        return err_set(ed, WEIR_EINVALID_ARGUMENT, "offset %lld is negative",
-                       (long long)offset);
+    if ((start == WEIR_START_OFFSET || start == WEIR_START_TIMESTAMP) &&
+        value < 0) {
+        return err_set(ed, WEIR_EINVALID_ARGUMENT, "%s %lld is negative",
+                       start == WEIR_START_OFFSET ? "offset" : "timestamp",
+                       (long long)value);
     }
     consumer_part_start(k, cp, &a);
     return 0;
+}
+
+size_t weir_consumer_assignment(const struct weir_consumer *k,
+                                struct weir_topic_partition *out,
+                                size_t cap)
+{
+    size_t n = 0;
+    size_t i;
+
+    for (i = 0; i < k->n_parts; i++) {
+        if (!k->parts[i]->assigned) {
+            continue;
+        }
+        if (n < cap) {
+            out[n].topic = k->parts[i]->topic;
+            out[n].partition = k->parts[i]->partition;
+        }
+        n++;
+    }
+    return n;
 }

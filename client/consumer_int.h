@@ -5,6 +5,8 @@
 #ifndef CLIENT_CONSUMER_INT_H
 #define CLIENT_CONSUMER_INT_H
 
+#include "client/assignor.h"
+#include "client/cgrp.h"
 #include "client/client.h"
 #include "client/recset.h"
 
@@ -64,6 +66,45 @@ struct cons_req {
     } * parts;
 };
 
+/* A group request in flight, then (done) a reply waiting to be stepped
+ * into the core outside pool_poll; orphaned (k = NULL) when the consumer
+ * is freed first. */
+struct cgrp_io_req {
+    struct cgrp_io_req *next;
+    struct cgrp_io_req *prev;
+    struct weir_consumer *k;
+    enum cgrp_req kind;
+    int err;
+    char err_msg[300];
+    Weir__Response *resp; /* taken from the reply; owned */
+};
+
+/* The consumer's group side (consumer_group.c); unused without a group. */
+struct cons_group {
+    char *group_id;   /* owned; NULL = no group */
+    char *strategies; /* owned comma list */
+    struct cgrp core;
+    char **topics; /* subscription, owned */
+    size_t n_topics;
+    struct cgrp_io_req *inflight;  /* doubly linked */
+    struct cgrp_io_req *done_head; /* FIFO of replies to step */
+    struct cgrp_io_req *done_tail;
+    Weir__Response *join;      /* leader: members of the last JoinGroup */
+    Weir__Response *offsets;   /* last OffsetFetch, for the assignment */
+    struct asg_tp *prev_owned; /* sticky: last revoked, topics owned */
+    size_t n_prev_owned;
+    int32_t prev_generation;
+    int32_t generation; /* of the live assignment, -1 none */
+    uint64_t wake_ms;
+    uint64_t commits_sent;
+    uint64_t commits_done;
+    int commit_err; /* of the last answered commit */
+    char commit_msg[300];
+    int err; /* to report from poll, 0 none */
+    char err_msg[600];
+    bool closed;
+};
+
 struct weir_consumer {
     struct weir_client *c; /* borrowed */
     struct weir_consumer_config cfg;
@@ -75,7 +116,46 @@ struct weir_consumer {
     struct cons_req *reqs;  /* in flight */
     struct weir_record rec; /* the record last returned */
     uint64_t wake_ms;       /* earliest backoff end */
+    bool manual;            /* weir_consumer_assign was used */
+    struct cons_group grp;
 };
+
+/* Find or add the entry of a partition; NULL when out of memory. */
+struct cons_part *consumer_part_get(struct weir_consumer *k,
+                                    const char *topic,
+                                    int32_t partition);
+/* Start (or restart) a partition at a position. */
+void consumer_part_start(struct weir_consumer *k,
+                         struct cons_part *cp,
+                         const struct weir_assignment *a);
+
+/* Group side (consumer_group.c). init copies the config's group fields;
+ * fini frees (after close). pump steps queued replies and timers into the
+ * core and carries out its actions; it returns an error to report. */
+WEIR_MUST_CHECK int consumer_group_init(struct weir_consumer *k,
+                                        const struct weir_consumer_config *cfg,
+                                        struct err_detail *ed);
+void consumer_group_fini(struct weir_consumer *k);
+WEIR_MUST_CHECK int consumer_group_pump(struct weir_consumer *k,
+                                        struct err_detail *ed);
+/* Send the request the core asked for (consumer_group_req.c). */
+void consumer_group_send(struct weir_consumer *k, enum cgrp_req kind);
+/* A request that could not be sent: its failure is queued as its reply. */
+void consumer_group_fail(struct weir_consumer *k,
+                         struct cgrp_io_req *q,
+                         int err,
+                         const char *msg);
+/* Send SyncGroup with these assignments (borrowed; leader only). */
+void consumer_group_sync(struct weir_consumer *k,
+                         Weir__MemberAssignment **as,
+                         size_t n,
+                         struct cgrp_io_req *q);
+/* SyncGroup: as the leader, run the assignor over the last JoinGroup's
+ * members first (consumer_group_assign.c). */
+void consumer_group_leader_sync(struct weir_consumer *k, struct cgrp_io_req *q);
+/* Carry out the core's assign / revoke actions. */
+void consumer_group_assign(struct weir_consumer *k);
+void consumer_group_revoke(struct weir_consumer *k);
 
 /* Send ListOffsets for parts needing a start and fetches for fetchable
  * parts with nothing buffered or in flight; sets k->wake_ms. */

@@ -127,4 +127,102 @@ WEIR_MUST_CHECK int weir_admin_describe_cluster(struct weir_client *c,
                                                 struct err_detail *ed);
 void weir_cluster_desc_free(struct weir_cluster_desc *d);
 
+/* ---- consumer groups (admin_group*.c): each call finds the group's
+ * coordinator (FindCoordinator, retried while none is available) ---- */
+
+struct weir_group_listing {
+    char *group;
+    char *state; /* Empty, PreparingRebalance, CompletingRebalance, Stable */
+    char *protocol_type;
+};
+
+struct weir_group_list {
+    size_t n;
+    struct weir_group_listing *groups; /* sorted by name, no repeats */
+};
+
+/* Ask every broker in the metadata for its groups and merge. Errors:
+ * transport (when no broker answers). */
+WEIR_MUST_CHECK int weir_admin_list_groups(struct weir_client *c,
+                                           struct weir_group_list **out,
+                                           struct err_detail *ed);
+void weir_group_list_free(struct weir_group_list *l);
+
+struct weir_group_tp {
+    char *topic;
+    int32_t partition;
+};
+
+struct weir_group_member {
+    char *member_id;
+    char *client_id;
+    char *client_host;
+    size_t n_partitions;
+    struct weir_group_tp *partitions; /* decoded assignment, sorted */
+};
+
+struct weir_group_desc {
+    char *group;
+    char *state;
+    char *protocol_type;
+    char *protocol; /* the assignor chosen, "" when none */
+    int32_t generation;
+    char *leader_id;
+    size_t n_members;
+    struct weir_group_member *members;
+};
+
+/* Errors: WEIR_EGROUP_NOT_FOUND, coordinator and transport errors. */
+WEIR_MUST_CHECK int weir_admin_describe_group(struct weir_client *c,
+                                              const char *group,
+                                              struct weir_group_desc **out,
+                                              struct err_detail *ed);
+void weir_group_desc_free(struct weir_group_desc *d);
+
+/* Errors: WEIR_ENON_EMPTY_GROUP (it has members), WEIR_EGROUP_NOT_FOUND. */
+WEIR_MUST_CHECK int weir_admin_delete_group(struct weir_client *c,
+                                            const char *group,
+                                            struct err_detail *ed);
+
+struct weir_group_offset {
+    char *topic;
+    int32_t partition;
+    int64_t offset;    /* committed; -1 none */
+    int64_t log_start; /* -1 unknown (weir_admin_group_lag fills) */
+    int64_t log_end;   /* -1 unknown */
+    int64_t lag;       /* log_end - offset (log_end - log_start without a
+                          commit); -1 unknown */
+};
+
+struct weir_group_offsets {
+    size_t n;
+    struct weir_group_offset *o; /* sorted by topic, partition */
+};
+
+/* Committed offsets of a group: of one topic (every partition of it), or
+ * every partition the group committed (topic NULL). Errors: coordinator
+ * and transport errors, WEIR_EUNKNOWN_TOPIC_OR_PARTITION. */
+WEIR_MUST_CHECK int weir_admin_group_offsets(struct weir_client *c,
+                                             const char *group,
+                                             const char *topic,
+                                             struct weir_group_offsets **out,
+                                             struct err_detail *ed);
+/* Fill log_start, log_end and lag from ListOffsets (entries whose leader
+ * does not answer stay -1). Errors: WEIR_ENOMEM, transport. */
+WEIR_MUST_CHECK int weir_admin_group_lag(struct weir_client *c,
+                                         struct weir_group_offsets *o,
+                                         struct err_detail *ed);
+void weir_group_offsets_free(struct weir_group_offsets *o);
+
+/* Commit offsets as an operator (generation -1, member ""): accepted only
+ * while the group has no members. Errors: WEIR_ENON_EMPTY_GROUP (with a
+ * message saying to stop the consumers), the first partition's error,
+ * coordinator and transport errors. */
+WEIR_MUST_CHECK int
+weir_admin_commit_group_offsets(struct weir_client *c,
+                                const char *group,
+                                const struct weir_group_offset *o,
+                                size_t n,
+                                struct err_detail *ed);
+
 #endif /* CLIENT_WEIR_ADMIN_H */

@@ -78,5 +78,25 @@ int cmd_consume(int argc, char **argv, const char *global_bs);
 int cmd_offsets(int argc, char **argv, const char *global_bs);
 int cmd_bench(int argc, char **argv, const char *global_bs);
 int cmd_cluster(int argc, char **argv, const char *global_bs);
+int cmd_group(int argc, char **argv, const char *global_bs);
+
+/* weir group reset-offsets (cmd_group_reset.c): check the options (a
+ * usage error, or 0), then run it. */
+int cmd_group_reset_check(const struct args *a);
+int cmd_group_reset(struct weir_client *c,
+                    const char *group,
+                    const struct args *a);
+
+/* ISO 8601 duration PnDTnHnMnS (P1D, PT15M, P1DT2H30M10S) in ms.
+ * Returns 0, or -1 if malformed. */
+int cli_parse_duration(const char *s, int64_t *ms);
+/* "TOPIC" or "TOPIC:P[,P...]": the topic into topic (topic_len bytes),
+ * up to cap partitions into parts (*n = 0: all). Returns 0 or -1. */
+int cli_parse_topic_parts(const char *s,
+                          char *topic,
+                          size_t topic_len,
+                          int32_t *parts,
+                          size_t cap,
+                          size_t *n);
 
 #endif /* CLIENT_CLI_CLI_H */

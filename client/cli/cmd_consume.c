@@ -13,8 +13,14 @@
 #define CONSUME_USAGE                                                          \
     "consume TOPIC [--partition P] [--from-beginning | --offset N |\n"         \
     "              --from-time ISO8601] [--max-messages N] [--timeout-ms T]\n" \
-    "              [--format FMT]\n"                                           \
+    "              [--format FMT] [--group G [--auto-offset-reset "            \
+    "earliest|latest|none]\n"                                                  \
+    "              [--no-auto-commit] [--strategy range|roundrobin|sticky]]\n" \
     "  Starts at the end (new records only) unless told otherwise.\n"          \
+    "  With --group: joins the group, reads the partitions it is given from\n" \
+    "  the group's committed offsets (else --auto-offset-reset, default\n"     \
+    "  latest; --from-beginning means earliest), commits as it goes and on\n"  \
+    "  exit (unless --no-auto-commit), then leaves the group.\n"               \
     "  FMT: %p partition, %o offset, %t timestamp (ms), %k key, %v value,\n"   \
     "  %% percent; \\n \\t \\r \\\\ escapes. A newline follows each record\n"  \
     "  unless FMT ends with \\n. Default '%v'."
@@ -29,6 +35,12 @@ static const struct args_spec consume_specs[] = {
     {"max-messages", 0, ARGS_VALUE, "N", "stop after N records"},
     {"timeout-ms", 0, ARGS_VALUE, "T", "stop after T ms without records"},
     {"format", 0, ARGS_VALUE, "FMT", "output format (default '%v')"},
+    {"group", 0, ARGS_VALUE, "G", "consume as a member of group G"},
+    {"auto-offset-reset", 0, ARGS_VALUE, "earliest|latest|none",
+     "group: where partitions without a committed offset start"},
+    {"no-auto-commit", 0, ARGS_FLAG, NULL, "group: commit only once, on exit"},
+    {"strategy", 0, ARGS_VALUE, "range|roundrobin|sticky",
+     "group: the assignment strategy (default range, then the others)"},
 };
 
 #define CONSUME_NSPECS (sizeof(consume_specs) / sizeof(consume_specs[0]))
@@ -41,7 +53,62 @@ struct consume_opts {
     int64_t max_messages; /* 0 = no limit */
     int64_t timeout_ms;   /* -1 = none */
     const char *format;
+    const char *group;     /* NULL = assign partitions by hand */
+    enum weir_start reset; /* group: EARLIEST, LATEST, OFFSET = none */
+    bool auto_commit;
+    const char *strategy; /* NULL = the library's default list */
 };
+
+static int consume_group_options(const struct args *a, struct consume_opts *o)
+{
+    const char *r = args_get(a, "auto-offset-reset");
+    const char *s = args_get(a, "strategy");
+
+    o->group = args_get(a, "group");
+    o->auto_commit = !args_has(a, "no-auto-commit");
+    if (o->group == NULL) {
+        if (r != NULL || s != NULL || !o->auto_commit) {
+            return cli_usage("consume", "--auto-offset-reset, --strategy and "
+                                        "--no-auto-commit need --group");
+        }
+        return 0;
+    }
+    if (o->group[0] == '\0' || strlen(o->group) > 255) {
+        return cli_usage("consume", "--group takes a name of 1 to 255 bytes");
+    }
+    if (args_has(a, "partition") || args_has(a, "offset") ||
+        args_has(a, "from-time")) {
+        return cli_usage("consume", "--group chooses the partitions and "
+                                    "starts at the committed offsets: "
+                                    "--partition, --offset and --from-time "
+                                    "do not go with it");
+    }
+    o->reset =
+        args_has(a, "from-beginning") ? WEIR_START_EARLIEST : WEIR_START_LATEST;
+    if (r != NULL) {
+        if (strcmp(r, "earliest") == 0) {
+            o->reset = WEIR_START_EARLIEST;
+        } else if (strcmp(r, "latest") == 0) {
+            o->reset = WEIR_START_LATEST;
+        } else if (strcmp(r, "none") == 0) {
+            o->reset = WEIR_START_OFFSET;
+        } else {
+            return cli_usage("consume",
+                             "--auto-offset-reset takes earliest, "
+                             "latest or none, not '%s'",
+                             r);
+        }
+    }
+    if (s != NULL && strcmp(s, "range") != 0 && strcmp(s, "roundrobin") != 0 &&
+        strcmp(s, "sticky") != 0) {
+        return cli_usage("consume",
+                         "--strategy takes range, roundrobin or "
+                         "sticky, not '%s'",
+                         s);
+    }
+    o->strategy = s;
+    return 0;
+}
 
 static int consume_start(const struct args *a, struct consume_opts *o)
 {
@@ -105,7 +172,8 @@ static int consume_options(const struct args *a, struct consume_opts *o)
     if (fmt_check(o->format, err, sizeof(err)) != 0) {
         return cli_usage("consume", "--format: %s", err);
     }
-    return consume_start(a, o);
+    rv = consume_start(a, o);
+    return rv != 0 ? rv : consume_group_options(a, o);
 }
 
 /* Assign the partitions asked for, all at the same start. */
@@ -220,13 +288,27 @@ int cmd_consume(int argc, char **argv, const char *global_bs)
     kc.reset = o.start == WEIR_START_OFFSET   ? WEIR_START_OFFSET
                : o.start == WEIR_START_LATEST ? WEIR_START_LATEST
                                               : WEIR_START_EARLIEST;
+    if (o.group != NULL) {
+        kc.group_id = o.group;
+        kc.reset = o.reset;
+        kc.auto_commit = o.auto_commit;
+        if (o.strategy != NULL) {
+            kc.strategies = o.strategy;
+        }
+    }
     cli_signals_install();
     if (weir_consumer_new(c, &kc, &k, &ed) != 0 ||
-        consume_assign(c, k, &o, &ed) != 0) {
+        (o.group != NULL ? weir_consumer_subscribe(k, &o.topic, 1, &ed)
+                         : consume_assign(c, k, &o, &ed)) != 0) {
         rv = cli_stop ? CLI_EXIT_OK : cli_fail(&ed);
         goto out;
     }
     rv = consume_loop(c, k, &o);
+    if (o.group != NULL) {
+        if (weir_consumer_close(k, &ed) != 0 && rv == CLI_EXIT_OK) {
+            rv = cli_fail(&ed);
+        }
+    }
 out:
     weir_consumer_free(k);
     weir_client_free(c);

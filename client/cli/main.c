@@ -29,6 +29,9 @@ static void main_usage(FILE *f)
            "ISRs\n"
            "  bench produce|consume --topic T    measure throughput and "
            "latency\n"
+           "  group list|describe|delete|reset-offsets\n"
+           "                                     consumer groups and their "
+           "offsets\n"
            "\n"
            "Global options:\n");
     args_print_options(f, main_specs,
@@ -83,6 +86,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "cluster") == 0) {
         return cmd_cluster(argc, argv, bs);
+    }
+    if (strcmp(cmd, "group") == 0) {
+        return cmd_group(argc, argv, bs);
     }
     if (strcmp(cmd, "help") == 0) {
         main_usage(stdout);

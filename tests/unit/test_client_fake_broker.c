@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/frame.h"
 #include "common/rpc.h"
+#include "test_client_cgrp_fake.h"
 
 #define FB_MAX_TOPICS 64
 #define FB_MAX_CONNS  64
@@ -53,8 +54,12 @@ struct fb_topic {
 struct fb_conn {
     int fd;
     struct weir_buf in;
-    Weir__Request *parked; /* a fetch waiting for data or its deadline */
+    Weir__Request *parked; /* a fetch waiting for data or its deadline,
+                              or a JoinGroup / SyncGroup the coordinator
+                              answers later */
     uint64_t parked_until;
+    bool group_answered; /* the coordinator answered the request at hand */
+    bool resume;         /* its parked request was answered: serve on */
 };
 
 struct fake_broker {
@@ -75,6 +80,7 @@ struct fake_broker {
     bool refuse_ids;  /* answer InitProducerId UNSUPPORTED_API */
     int64_t next_producer_id;
     uint64_t id_requests;
+    struct fbg *groups; /* the group coordinator */
 };
 
 static uint64_t fb_now_ms(void)
@@ -678,6 +684,28 @@ fb_list_offsets(struct fake_broker *fb, int fd, const Weir__Request *q)
 
 static void fb_close(struct fb_conn *c);
 
+static void
+fb_group_send(void *ctx, int ci, const Weir__Response *r, bool parked)
+{
+    struct fake_broker *fb = ctx;
+    struct fb_conn *c = &fb->conns[ci];
+
+    if (c->fd < 0) {
+        return;
+    }
+    fb_send(c->fd, r, NULL, 0);
+    if (!parked) {
+        return;
+    }
+    if (c->parked != NULL) {
+        rpc_request_free(c->parked);
+        c->parked = NULL;
+        c->resume = true;
+    } else {
+        c->group_answered = true;
+    }
+}
+
 /* Handle one request; a fetch with nothing to return is parked. Returns
  * false when the connection was closed. */
 static bool fb_dispatch(struct fake_broker *fb,
@@ -714,6 +742,25 @@ static bool fb_dispatch(struct fake_broker *fb,
     case WEIR__REQUEST__BODY_LIST_OFFSETS:
         fb_list_offsets(fb, c->fd, q);
         break;
+    case WEIR__REQUEST__BODY_FIND_COORDINATOR:
+    case WEIR__REQUEST__BODY_JOIN_GROUP:
+    case WEIR__REQUEST__BODY_SYNC_GROUP:
+    case WEIR__REQUEST__BODY_HEARTBEAT:
+    case WEIR__REQUEST__BODY_LEAVE_GROUP:
+    case WEIR__REQUEST__BODY_OFFSET_COMMIT:
+    case WEIR__REQUEST__BODY_OFFSET_FETCH:
+    case WEIR__REQUEST__BODY_LIST_GROUPS:
+    case WEIR__REQUEST__BODY_DESCRIBE_GROUPS:
+    case WEIR__REQUEST__BODY_DELETE_GROUPS:
+        c->group_answered = false;
+        if (!fbg_handle(fb->groups, (int)(c - fb->conns), q, fb_now_ms(),
+                        fb_group_send, fb) &&
+            !c->group_answered) {
+            c->parked = q;
+            c->parked_until = UINT64_MAX;
+            return true;
+        }
+        break;
     default:
         break;
     }
@@ -723,6 +770,7 @@ static bool fb_dispatch(struct fake_broker *fb,
 
 static void fb_close(struct fb_conn *c)
 {
+    c->resume = false;
     (void)close(c->fd);
     c->fd = -1;
     buf_fini(&c->in);
@@ -774,6 +822,7 @@ static void fb_accept(struct fake_broker *fb)
     }
     for (i = 0; i < FB_MAX_CONNS; i++) {
         if (fb->conns[i].fd < 0) {
+            fbg_conn_closed(fb->groups, (int)i); /* a new conn: none parked */
             fb->conns[i].fd = fd;
             buf_init(&fb->conns[i].in);
             return;
@@ -803,7 +852,12 @@ static void fb_unpark(struct fake_broker *fb, struct fb_conn *c)
 {
     Weir__Request *q = c->parked;
 
-    if (q == NULL ||
+    if (c->resume) {
+        c->resume = false;
+        fb_serve(fb, c);
+        return;
+    }
+    if (q == NULL || q->body_case != WEIR__REQUEST__BODY_FETCH ||
         (!fb_has_data(fb, q->fetch) && fb_now_ms() < c->parked_until)) {
         return;
     }
@@ -852,6 +906,7 @@ static void *fb_main(void *arg)
                 fb_read_conn(fb, c);
             }
         }
+        fbg_tick(fb->groups, fb_now_ms(), fb_group_send, fb);
         for (i = 0; i < FB_MAX_CONNS; i++) {
             if (fb->conns[i].fd >= 0) {
                 fb_unpark(fb, &fb->conns[i]);
@@ -893,6 +948,7 @@ int fake_broker_start(uint16_t port, struct fake_broker **out)
         return -1;
     }
     fb->port = ntohs(sa.sin_port);
+    fb->groups = fbg_new("127.0.0.1", fb->port);
     pthread_mutex_init(&fb->mu, NULL);
     if (pthread_create(&fb->thread, NULL, fb_main, fb) != 0) {
         return -1;
@@ -926,6 +982,7 @@ void fake_broker_stop(struct fake_broker *fb)
     for (i = 0; i < fb->n_topics; i++) {
         fb_topic_free(&fb->topics[i]);
     }
+    fbg_free(fb->groups);
     (void)close(fb->lfd);
     (void)close(fb->wake[0]);
     (void)close(fb->wake[1]);
@@ -1020,6 +1077,29 @@ uint64_t fake_broker_produce_requests(struct fake_broker *fb)
     n = fb->produce_requests;
     pthread_mutex_unlock(&fb->mu);
     return n;
+}
+
+int64_t fake_broker_committed(struct fake_broker *fb,
+                              const char *group,
+                              const char *topic,
+                              int32_t partition)
+{
+    int64_t off;
+
+    pthread_mutex_lock(&fb->mu);
+    off = fbg_committed(fb->groups, group, topic, partition);
+    pthread_mutex_unlock(&fb->mu);
+    return off;
+}
+
+int32_t fake_broker_group_generation(struct fake_broker *fb, const char *group)
+{
+    int32_t gen;
+
+    pthread_mutex_lock(&fb->mu);
+    gen = fbg_generation(fb->groups, group);
+    pthread_mutex_unlock(&fb->mu);
+    return gen;
 }
 
 #ifdef FAKE_BROKER_MAIN

@@ -4,7 +4,9 @@
  * CreateTopics, DeleteTopics, Produce (offsets assigned by patching batch
  * bases; idempotent batches deduplicated), InitProducerId, Fetch (whole batches
  * from the one holding fetch_offset, long poll up to max_wait_ms) and
- * ListOffsets. Knobs inject faults. Locality: its own thread; the knob
+ * ListOffsets, and the group calls through a small in-memory coordinator
+ * (test_client_cgrp_fake.h; FindCoordinator names this broker). Knobs
+ * inject faults. Locality: its own thread; the knob
  * functions lock. */
 #ifndef TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
 #define TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
@@ -52,5 +54,13 @@ void fake_broker_refuse_producer_ids(struct fake_broker *fb);
 void fake_broker_forget_producers(struct fake_broker *fb);
 /* InitProducerId requests received so far. */
 uint64_t fake_broker_producer_id_requests(struct fake_broker *fb);
+
+/* Group coordinator: a group's committed offset (-1 none) and its
+ * generation (-1 when the group does not exist). */
+int64_t fake_broker_committed(struct fake_broker *fb,
+                              const char *group,
+                              const char *topic,
+                              int32_t partition);
+int32_t fake_broker_group_generation(struct fake_broker *fb, const char *group);
 
 #endif /* TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H */
