@@ -222,10 +222,25 @@ int gio_step(struct gio_group *g,
     size_t i;
     int rv;
 
+    struct group_view before;
+    struct group_view after;
+
+    group_core_describe(g->core, &before);
     ev->now_ms = gio_now_ms(g->io);
     rv = group_core_step(g->core, ev, out);
     if (rv != 0) {
         return rv;
+    }
+    group_core_describe(g->core, &after);
+    if (after.generation_id != before.generation_id ||
+        after.state != before.state) {
+        trace_info("group",
+                   "event=group_state group=%s state=%s generation=%d "
+                   "members=%zu protocol=%s leader=%s",
+                   g->id, group_state_name(after.state),
+                   (int)after.generation_id, after.n_members,
+                   after.protocol[0] != '\0' ? after.protocol : "-",
+                   after.leader_id[0] != '\0' ? after.leader_id : "-");
     }
     for (i = 0; i < out->n_answers; i++) {
         const struct group_answer *a = &out->answers[i];
