@@ -79,6 +79,18 @@ static bool fetch_replica_check(struct broker *b,
     struct repl_fetch_answer ans;
 
     res->leader_epoch = epoch;
+    res->topic_id = fp->topic_id;
+    if (fp->topic_id != 0 && b->cluster != NULL) {
+        const struct meta_topic *t = meta_image_topic_by_name(
+            cluster_image(b->cluster), fp->topic, strlen(fp->topic));
+        if (t == NULL || t->id != fp->topic_id) {
+            res->error_code = WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
+            (void)snprintf(msg, msg_cap,
+                           "topic %s here is not the one with id %lld",
+                           fp->topic, (long long)fp->topic_id);
+            return true;
+        }
+    }
     if (fp->current_leader_epoch >= 0 && fp->current_leader_epoch != epoch) {
         res->error_code = fp->current_leader_epoch < epoch
                               ? WEIR_EFENCED_LEADER_EPOCH

@@ -4,11 +4,14 @@
  * logs this broker hosts and the role of each. Logs and roles follow the
  * image only when it is complete: a half-fetched log would look like
  * deleted topics. */
+#include <stdio.h>
 #include <string.h>
 
 #include "broker/broker.h"
 #include "broker/cluster/cluster_int.h"
+#include "broker/replica/repl_io.h"
 #include "common/mem.h"
+#include "common/names.h"
 #include "common/trace.h"
 #include "controller/meta/meta_snapshot.h"
 
@@ -83,8 +86,30 @@ static uint32_t cluster_log_configs(const struct broker *b,
     return n;
 }
 
+/* Delete a local topic's logs; nothing may keep pointing at them. */
+static void
+cluster_drop_logs(struct cluster *c, const char *name, const char *why)
+{
+    struct broker *b = c->b;
+    struct err_detail ed;
+
+    broker_flush_dirty(b);
+    idem_io_drop_topic(b->idem, name);
+    repl_io_drop_topic(b->repl, name);
+    if (logmgr_delete_topic(b->logs, name, clock_wall_ms(b->clock), &ed) != 0) {
+        trace_error("cluster",
+                    "event=partition_logs_delete_failed topic=%s msg=\"%s\"",
+                    name, ed.msg);
+        return;
+    }
+    trace_info("cluster", "event=partition_logs_deleted topic=%s reason=%s",
+               name, why);
+    broker_readable(b);
+}
+
 /* Partition logs follow the image: a topic with a replica here gets its
- * logs; a local topic the cluster no longer has is deleted. */
+ * logs; a local topic the cluster no longer has - or has under the same
+ * name with another id (deleted and created again) - is deleted. */
 static void cluster_sync_logs(struct cluster *c)
 {
     struct broker *b = c->b;
@@ -95,44 +120,63 @@ static void cluster_sync_logs(struct cluster *c)
 
     for (i = 0; i < meta_image_topic_count(c->img); i++) {
         const struct meta_topic *t = meta_image_topic_at(c->img, i);
-        if (!cluster_hosts(t, c->id) || logmgr_topic(b->logs, t->name, &lt)) {
+        if (!cluster_hosts(t, c->id)) {
             continue;
+        }
+        if (logmgr_topic(b->logs, t->name, &lt)) {
+            if (lt.topic_id == t->id) {
+                continue;
+            }
+            if (lt.topic_id < 0) {
+                /* logs from before ids were kept: take them as this one */
+                if (logmgr_set_topic_id(b->logs, t->name, t->id, &ed) != 0) {
+                    trace_error("cluster",
+                                "event=topic_id_not_saved topic=%s msg=\"%s\"",
+                                t->name, ed.msg);
+                }
+                continue;
+            }
+            cluster_drop_logs(c, t->name, "recreated");
+            if (logmgr_topic(b->logs, t->name, &lt)) {
+                continue; /* could not delete: keep the old logs */
+            }
         }
         if (logmgr_create_topic(b->logs, t->name, (int32_t)t->n_partitions, 0,
                                 kv, cluster_log_configs(b, t, kv), false,
-                                clock_wall_ms(b->clock), &ed) != 0) {
+                                clock_wall_ms(b->clock), &ed) != 0 ||
+            logmgr_set_topic_id(b->logs, t->name, t->id, &ed) != 0) {
             trace_error("cluster",
                         "event=partition_logs_failed topic=%s msg=\"%s\"",
                         t->name, ed.msg);
             continue;
         }
         trace_info("cluster",
-                   "event=partition_logs_created topic=%s "
+                   "event=partition_logs_created topic=%s topic_id=%lld "
                    "partitions=%u",
-                   t->name, t->n_partitions);
+                   t->name, (long long)t->id, t->n_partitions);
     }
     i = 0;
     while (i < logmgr_topic_count(b->logs)) {
         const struct meta_topic *t;
         logmgr_topic_at(b->logs, i, &lt);
         t = meta_image_topic_by_name(c->img, lt.name, strlen(lt.name));
-        if (t != NULL && cluster_hosts(t, c->id)) {
+        if (t != NULL && cluster_hosts(t, c->id) && lt.topic_id == t->id) {
             i++;
             continue;
         }
-        broker_flush_dirty(b);
-        idem_io_drop_topic(b->idem, lt.name);
-        if (logmgr_delete_topic(b->logs, lt.name, clock_wall_ms(b->clock),
-                                &ed) != 0) {
-            trace_error("cluster",
-                        "event=partition_logs_delete_failed "
-                        "msg=\"%s\"",
-                        ed.msg);
-            i++;
+        if (t != NULL && cluster_hosts(t, c->id) && lt.topic_id < 0) {
+            i++; /* adopted above (or its id could not be saved) */
             continue;
         }
-        trace_info("cluster", "event=partition_logs_deleted");
-        broker_readable(b);
+        {
+            char name[NAMES_TOPIC_MAX + 1];
+            uint32_t before = logmgr_topic_count(b->logs);
+            (void)snprintf(name, sizeof(name), "%s", lt.name);
+            cluster_drop_logs(c, name, "deleted");
+            if (logmgr_topic_count(b->logs) == before) {
+                i++; /* could not delete: go on with the next */
+            }
+        }
     }
 }
 

@@ -242,8 +242,9 @@ static bool fetcher_one(struct fetcher *f,
 
     *flush = NULL;
     *changed = false;
-    if (p == NULL) {
-        return false; /* no longer followed from this leader */
+    if (p == NULL || (res->topic_id != 0 && res->topic_id != p->topic_id)) {
+        return false; /* no longer followed from this leader, or an answer
+                         about a topic deleted since (same name, old id) */
     }
     log = logmgr_partition(f->io->b->logs, p->topic, p->partition);
     if (log == NULL) {
@@ -383,6 +384,7 @@ static void fetcher_send(struct fetcher *f)
         fps[n].fetch_offset = plog_end_offset(log);
         fps[n].partition_max_bytes = FETCHER_PART_MAX;
         fps[n].current_leader_epoch = p->leader_epoch;
+        fps[n].topic_id = p->topic_id;
         fps[n].last_fetched_epoch = repl_epochs_latest_epoch(&p->epochs);
         ptrs[n] = &fps[n];
         n++;

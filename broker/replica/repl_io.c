@@ -605,6 +605,22 @@ static void repl_io_become_leader(struct repl_io *io,
                (long long)plog_end_offset(log));
 }
 
+void repl_io_drop_topic(struct repl_io *io, const char *topic)
+{
+    uint32_t i = 0;
+
+    if (io == NULL) {
+        return;
+    }
+    while (i < io->n) {
+        if (strcmp(io->parts[i]->topic, topic) == 0) {
+            repl_io_remove(io, io->parts[i]); /* moves the last one here */
+        } else {
+            i++;
+        }
+    }
+}
+
 void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
 {
     struct repl_io *io = arg;
@@ -617,6 +633,10 @@ void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
         }
         return;
     }
+    if (p != NULL && p->topic_id != st->topic_id) {
+        repl_io_remove(io, p); /* deleted and created again */
+        p = NULL;
+    }
     if (p == NULL) {
         p = repl_io_add(io, st->topic, st->partition);
         if (p == NULL) {
@@ -626,6 +646,7 @@ void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
                         st->topic, (int)st->partition);
             return;
         }
+        p->topic_id = st->topic_id;
     }
     if (p->lead != NULL && st->role == CLUSTER_ROLE_LEADER &&
         st->leader_epoch == repl_leader_leader_epoch(p->lead->l)) {

@@ -73,6 +73,10 @@ bool repl_io_high_watermark(const struct repl_io *io,
  * "latest" offsets must not be answered then (OFFSET_NOT_AVAILABLE). */
 bool repl_io_hw_established(const struct repl_io *io, const struct plog *log);
 
+/* The logs of a topic are about to be deleted: forget its partitions
+ * (leaders stop, waiting acks=all writes fail NOT_LEADER). */
+void repl_io_drop_topic(struct repl_io *io, const char *topic);
+
 void repl_io_log_moved(struct repl_io *io, const struct plog *log);
 
 /* acks=all admission: *replicated when a leader core runs for the

@@ -19,6 +19,7 @@ struct repl_io_lead;
 
 struct repl_io_part {
     char *topic; /* owned */
+    int64_t topic_id;
     int32_t partition;
     enum cluster_role role;
     int32_t leader; /* -1: none */

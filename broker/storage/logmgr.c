@@ -36,6 +36,7 @@ int logmgr_rec_new(const char *name,
     }
     r->partitions = partitions;
     r->replication_factor = replication_factor;
+    r->topic_id = -1;
     r->cfg = *cfg;
     r->name = mem_strdup(name);
     r->logs = mem_calloc((size_t)partitions, sizeof(*r->logs));
@@ -576,9 +577,28 @@ static void logmgr_view(const struct logmgr_rec *r, struct logmgr_topic *out)
     out->name = r->name;
     out->partitions = r->partitions;
     out->replication_factor = r->replication_factor;
+    out->topic_id = r->topic_id;
     out->n_configs = r->n_configs;
     out->configs = r->configs;
     out->log_config = &r->cfg;
+}
+
+int logmgr_set_topic_id(struct logmgr *m,
+                        const char *name,
+                        int64_t topic_id,
+                        struct err_detail *ed)
+{
+    uint32_t at;
+
+    if (logmgr_find(m, name, &at) < 0) {
+        return err_set(ed, WEIR_EUNKNOWN_TOPIC_OR_PARTITION, "unknown topic %s",
+                       name);
+    }
+    if (m->topics[at]->topic_id == topic_id) {
+        return 0;
+    }
+    m->topics[at]->topic_id = topic_id;
+    return logmgr_manifest_write(m, ed);
 }
 
 bool logmgr_topic(const struct logmgr *m,

@@ -32,6 +32,7 @@ struct logmgr_topic {
     const char *name;
     int32_t partitions;
     int32_t replication_factor;
+    int64_t topic_id;   /* the cluster's id of the topic, -1 unknown */
     uint32_t n_configs; /* only the keys set explicitly at create time */
     const struct logmgr_kv *configs;
     const struct plog_config *log_config; /* effective */
@@ -82,6 +83,15 @@ WEIR_MUST_CHECK int logmgr_create_topic(struct logmgr *m,
 WEIR_MUST_CHECK int logmgr_delete_topic(struct logmgr *m,
                                         const char *name,
                                         int64_t wall_ms,
+                                        struct err_detail *ed);
+
+/* Remember the cluster's id of a topic (cluster mode: a topic deleted and
+ * created again under the same name gets a new id, and its old logs must
+ * go). Written to the manifest. Errors: WEIR_EUNKNOWN_TOPIC_OR_PARTITION,
+ * WEIR_EIO. */
+WEIR_MUST_CHECK int logmgr_set_topic_id(struct logmgr *m,
+                                        const char *name,
+                                        int64_t topic_id,
                                         struct err_detail *ed);
 
 /* The log of a partition, or NULL. */

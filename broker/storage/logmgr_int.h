@@ -17,6 +17,7 @@ struct logmgr_rec {
     char *name; /* validated with names_topic_check */
     int32_t partitions;
     int32_t replication_factor;
+    int64_t topic_id; /* the cluster's id of the topic, -1 unknown */
     uint32_t n_configs;
     struct logmgr_kv *configs; /* owned strings, as given at create */
     struct plog_config cfg;    /* effective: defaults + configs */

@@ -2,7 +2,7 @@
 /* The topic manifest, <data_dir>/topics.meta, a line-based text file:
  *
  *   weir-topics 1
- *   topic <name> <partitions> <replication factor> <config count>
+ *   topic <name> <partitions> <replication factor> <config count> [id=<n>]
  *   config <key> <value>          (config count lines)
  *   ...
  *   end <topic count>
@@ -40,8 +40,13 @@ int logmgr_manifest_write(const struct logmgr *m, struct err_detail *ed)
     buf_put(&b, LOGMGR_VERSION_LINE "\n", strlen(LOGMGR_VERSION_LINE) + 1);
     for (i = 0; i < m->n_topics; i++) {
         const struct logmgr_rec *r = m->topics[i];
-        int n = snprintf(line, sizeof(line), "topic %s %d %d %u\n", r->name,
-                         r->partitions, r->replication_factor, r->n_configs);
+        int n =
+            r->topic_id >= 0
+                ? snprintf(line, sizeof(line), "topic %s %d %d %u id=%lld\n",
+                           r->name, r->partitions, r->replication_factor,
+                           r->n_configs, (long long)r->topic_id)
+                : snprintf(line, sizeof(line), "topic %s %d %d %u\n", r->name,
+                           r->partitions, r->replication_factor, r->n_configs);
         buf_put(&b, line, (size_t)n);
         for (j = 0; j < r->n_configs; j++) {
             buf_put(&b, "config ", 7);
@@ -139,14 +144,22 @@ static int logmgr_parse_topic(struct logmgr *m, struct logmgr_parser *ps)
     struct err_detail ced;
     int64_t parts;
     int64_t rf;
+    int64_t topic_id = -1;
     int64_t n;
     int64_t i;
     uint32_t at;
     const char *name;
     int rv;
 
-    if (ps->n_tok != 5 || strcmp(ps->tok[0], "topic") != 0) {
-        return logmgr_bad(ps, "expected 'topic <name> <partitions> <rf> <n>'");
+    if ((ps->n_tok != 5 && ps->n_tok != 6) ||
+        strcmp(ps->tok[0], "topic") != 0) {
+        return logmgr_bad(ps, "expected 'topic <name> <partitions> <rf> <n> "
+                              "[id=<n>]'");
+    }
+    if (ps->n_tok == 6 &&
+        (strncmp(ps->tok[5], "id=", 3) != 0 ||
+         !logmgr_int_token(ps->tok[5] + 3, 0, INT64_MAX, &topic_id))) {
+        return logmgr_bad(ps, "bad topic id");
     }
     name = ps->tok[1];
     if (names_topic_check(name, strlen(name), &ced) != 0) {
@@ -175,6 +188,7 @@ static int logmgr_parse_topic(struct logmgr *m, struct logmgr_parser *ps)
     rv = logmgr_rec_new(name, (int32_t)parts, (int32_t)rf, kv, (uint32_t)n,
                         &cfg, &r);
     if (rv == 0) {
+        r->topic_id = topic_id;
         rv = logmgr_insert(m, r);
         if (rv != 0) {
             logmgr_rec_free(r);

@@ -35,6 +35,8 @@ struct bench_stats {
     uint64_t records;     /* acknowledged or received */
     uint64_t bytes;       /* value bytes of those records */
     uint64_t errors;
+    uint64_t unacked;  /* produce: sent, neither acknowledged nor failed
+                          when the run ended (interrupted) */
     uint64_t start_us; /* monotonic */
     uint64_t end_us;
     uint64_t last_progress_us;

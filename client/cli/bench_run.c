@@ -14,6 +14,7 @@
 struct bench_prod {
     struct bench_stats *s;
     struct seqwin win; /* send times by record number */
+    uint64_t sent;     /* accepted by weir_produce */
     char first_err[400];
 };
 
@@ -86,6 +87,7 @@ static int bench_send_all(struct weir_producer *p,
                          &ed) != 0) {
             return cli_fail(&ed);
         }
+        b->sent++;
         if (i % BENCH_POLL_EVERY == 0) {
             (void)weir_producer_poll(p, 0);
             bench_progress(b->s, false);
@@ -135,6 +137,7 @@ int bench_produce(struct weir_client *c, struct bench_opts *o)
     if (rv == 0 && weir_producer_flush(p, -1, &ed) != 0) {
         rv = cli_fail(&ed);
     }
+    b.s->unacked = b.sent - b.s->records - b.s->errors;
     bench_summary(b.s, o->json);
     if (rv == 0 && b.s->errors > 0) {
         rv = cli_failf("%" PRIu64 " records failed (first: %s)", b.s->errors,

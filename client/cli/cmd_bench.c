@@ -91,14 +91,15 @@ void bench_summary(const struct bench_stats *s, bool json)
 
     if (json) {
         (void)printf("{\"bench\":\"%s\",\"topic\":\"%s\",\"records\":%" PRIu64
-                     ",\"errors\":%" PRIu64 ",\"record_size\":%zu,"
+                     ",\"errors\":%" PRIu64 ",\"unacknowledged\":%" PRIu64
+                     ",\"record_size\":%zu,"
                      "\"seconds\":%.3f,\"records_per_sec\":%.1f,"
                      "\"mb_per_sec\":%.3f,\"latency\":\"%s\","
                      "\"latency_count\":%" PRIu64 ",\"p50_ms\":%.3f,"
                      "\"p99_ms\":%.3f,\"p999_ms\":%.3f,\"max_ms\":%.3f}\n",
-                     s->mode, s->topic, s->records, s->errors, s->record_size,
-                     secs, rps, mbps, s->lat_kind, s->lat.total, p50, p99, p999,
-                     max);
+                     s->mode, s->topic, s->records, s->errors, s->unacked,
+                     s->record_size, secs, rps, mbps, s->lat_kind, s->lat.total,
+                     p50, p99, p999, max);
         return;
     }
     (void)printf("%s: %" PRIu64 " records (%zu B values) in %.2f s: "
@@ -106,6 +107,9 @@ void bench_summary(const struct bench_stats *s, bool json)
                  s->mode, s->records, s->record_size, secs, rps, mbps);
     if (s->errors > 0) {
         (void)printf(", %" PRIu64 " errors", s->errors);
+    }
+    if (s->unacked > 0) {
+        (void)printf(", %" PRIu64 " unacknowledged", s->unacked);
     }
     (void)printf("\n%s latency ms: p50 %.3f  p99 %.3f  p99.9 %.3f  max %.3f\n",
                  s->lat_kind, p50, p99, p999, max);

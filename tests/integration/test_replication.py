@@ -263,6 +263,43 @@ def test_follower_rejoins_isr():
         wait_identical(c, {1, 2, 3}, 1300, timeout=30)
 
 
+def test_deleted_and_recreated_topic_starts_empty():
+    """A topic deleted and created again under the same name (new topic
+    id) starts empty on every replica: no record of the old one comes
+    back through a follower, and offsets start at 0."""
+    with Cluster() as c:
+        for rnd in range(3):
+            create(c)
+            produce(c, 2000, b"old%d" % rnd)
+            # delete and create while a follower is down: it learns both
+            # from one metadata batch when it comes back and must still
+            # drop the old logs
+            gone = [i for i in (1, 2, 3) if i != c.part()["leader"]][0]
+            c.brokers[gone].kill9()
+            weir(c.live(but=(gone,)), "topic", "delete", TOPIC)
+            weir(c.live(but=(gone,)), "topic", "create", TOPIC,
+                 "--partitions", "1", "--replication-factor", "3")
+            c.brokers[gone].start()
+            c.wait_alive({1, 2, 3}, timeout=20)
+            # (if it was fenced before the create, the topic has 2 replicas)
+            part = wait_until("partition led with a full ISR", lambda: (
+                lambda p: p if p["leader"] > 0 and
+                sorted(p["isr"]) == sorted(p["replicas"]) else None)(
+                    c.part()), 30)
+            produce(c, 10, b"new%d" % rnd)
+            logs = wait_identical(c, set(part["replicas"]), 10, timeout=30)
+            got = weir(c.brokers[2], "consume", TOPIC, "--from-beginning",
+                       "--max-messages", "20", "--timeout-ms", "2000",
+                       "--format", r"%o %v\n").stdout.decode().split("\n")
+            got = [ln for ln in got if ln]
+            assert got == ["%d new%d-%d" % (i, rnd, i) for i in range(10)], \
+                got
+            assert all(len(batches(v)) >= 1 for v in logs.values())
+            weir(c.brokers[1], "topic", "delete", TOPIC)
+            wait_until("topic gone", lambda: (TOPIC, 0) not in
+                       c.state()["partitions"], 10)
+
+
 if __name__ == "__main__":
     run_main([
         test_acks_all_needs_min_isr,
@@ -271,4 +308,5 @@ if __name__ == "__main__":
         test_failover_new_epoch_and_catch_up,
         test_follower_restart_catches_up,
         test_diverging_follower_is_truncated,
+        test_deleted_and_recreated_topic_starts_empty,
     ])
