@@ -336,6 +336,11 @@ void server_close(struct broker *b)
     api_producer_id_shutdown(b);
     group_io_free(b->group); /* answers parked group calls */
     b->group = NULL;
+    /* parked replica fetches are answered while the replication state
+     * that makes sense of them still exists */
+    if (b->logs != NULL) {
+        api_fetch_retry(b, true);
+    }
     cluster_free(b->cluster); /* answers forwards still waiting */
     b->cluster = NULL;
     repl_io_free(b->repl);

@@ -156,9 +156,18 @@ static void fetch_plan_one(struct broker *b,
     res->log_start_offset = -1;
     res->error_message = p->msgs[i];
     p->ptrs[i] = res;
-    if (replica) {
-        res->diverging_epoch = -1;
-        res->diverging_end_offset = -1;
+    /* protobuf's default 0 would read as "truncate to offset 0" */
+    res->diverging_epoch = -1;
+    res->diverging_end_offset = -1;
+    if (fr->replica_id >= 0 && !replica) {
+        /* a follower's fetch reaching a broker that keeps no replication
+         * state (alone, or shutting down): never an answer it could
+         * mistake for its leader's */
+        res->error_code = WEIR_ENOT_LEADER;
+        (void)snprintf(p->msgs[i], sizeof(p->msgs[i]),
+                       "not a leader for replicas (alone or stopping)");
+        p->has_error = true;
+        return;
     }
     rv = broker_route(b, fp->topic, fp->partition, p->msgs[i],
                       sizeof(p->msgs[i]));

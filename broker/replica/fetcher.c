@@ -125,6 +125,16 @@ static void fetcher_truncate(struct fetcher *f,
     if (end < plog_start_offset(log)) {
         end = plog_start_offset(log);
     }
+    if (end < p->follower_hw) {
+        /* committed records are never cut in a clean election: only an
+         * unclean one (or a bug) gets here; say so loudly */
+        trace_error("replica",
+                    "event=truncate_below_high_watermark topic=%s "
+                    "partition=%d to=%lld high_watermark=%lld leader=%d",
+                    p->topic, (int)p->partition, (long long)end,
+                    (long long)p->follower_hw, (int)f->leader);
+        p->follower_hw = end;
+    }
     err_detail_clear(&ed);
     rv = plog_truncate_to(log, end, &ed);
     if (rv == 0) {
@@ -260,6 +270,17 @@ static bool fetcher_one(struct fetcher *f,
         return true; /* FENCED / UNKNOWN epoch / NOT_LEADER: wait */
     }
     if (res->diverging_end_offset >= 0) {
+        if (res->leader_epoch != p->leader_epoch || res->diverging_epoch < 0) {
+            trace_warn("replica",
+                       "event=divergence_ignored topic=%s partition=%d "
+                       "leader=%d answer_epoch=%d our_epoch=%d "
+                       "diverging_epoch=%d end_offset=%lld",
+                       p->topic, (int)p->partition, (int)f->leader,
+                       (int)res->leader_epoch, (int)p->leader_epoch,
+                       (int)res->diverging_epoch,
+                       (long long)res->diverging_end_offset);
+            return true;
+        }
         fetcher_truncate(f, p, log, res->diverging_end_offset);
         return false;
     }

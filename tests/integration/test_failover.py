@@ -167,7 +167,8 @@ def check_history(c, prod, but=()):
             errors += 1
             continue
         part, off = map(int, ln.split())
-        assert (part, off) not in acked, f"offset reported twice: {ln}"
+        assert (part, off) not in acked, \
+            f"offset reported twice: {ln} for v{i} and {acked[(part, off)]}"
         acked[(part, off)] = f"v{i}"
     # the log may hold records whose acknowledgement never came (not
     # acknowledged, so allowed), but each at most once
