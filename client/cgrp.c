@@ -451,7 +451,11 @@ cgrp_drive_member(struct cgrp *cg, uint64_t now, struct cgrp_actions *a)
 {
     if (now >= cg->last_contact_ms + cg->cfg.session_timeout_ms) {
         /* The coordinator has not answered for a whole session: it has
-         * evicted us or moved; find it again. */
+         * evicted us (a paused process wakes up as a zombie) or moved.
+         * Either way the partitions may already be someone else's: stop
+         * handing out their records, give them up without a commit (it
+         * would be refused) and join again once the coordinator is found. */
+        cgrp_rejoin(cg, false);
         cgrp_lose_coordinator(cg, now);
         return;
     }

@@ -199,6 +199,9 @@ static void group_commit(struct weir_consumer *k, struct cgrp_io_req *q)
     size_t n = 0;
     size_t i;
 
+    if (k->cfg.before_commit != NULL) {
+        k->cfg.before_commit(k->cfg.cb_arg);
+    }
     ps = mem_calloc(cg->n_assigned + 1, sizeof(*ps));
     pp = mem_calloc(cg->n_assigned + 1, sizeof(*pp));
     if (ps == NULL || pp == NULL) {

@@ -80,6 +80,11 @@ struct weir_consumer_config {
     uint32_t auto_commit_interval_ms;
     weir_rebalance_fn *on_assign; /* may be NULL; get cb_arg */
     weir_rebalance_fn *on_revoke; /* may be NULL; get cb_arg */
+    /* Called (with cb_arg) just before positions are committed: a commit
+     * covers every record poll has handed out, so an application that
+     * buffers its output (stdio) must flush it here, or a crash after the
+     * commit loses what was still buffered. May be NULL. */
+    void (*before_commit)(void *cb_arg);
 };
 
 /* Defaults: 500 ms, 1 byte, 16 MiB, 4 MiB, EARLIEST, 100 ms, 30 s; group:

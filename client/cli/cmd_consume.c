@@ -258,6 +258,12 @@ static int consume_loop(struct weir_client *c,
     return rv;
 }
 
+static void consume_flush(void *arg)
+{
+    (void)arg;
+    (void)fflush(stdout);
+}
+
 int cmd_consume(int argc, char **argv, const char *global_bs)
 {
     struct weir_consumer_config kc;
@@ -292,6 +298,9 @@ int cmd_consume(int argc, char **argv, const char *global_bs)
         kc.group_id = o.group;
         kc.reset = o.reset;
         kc.auto_commit = o.auto_commit;
+        /* records handed out are committed: they must be out of stdio's
+         * buffer by then, or a kill after the commit loses them */
+        kc.before_commit = consume_flush;
         if (o.strategy != NULL) {
             kc.strategies = o.strategy;
         }

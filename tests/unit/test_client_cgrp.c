@@ -344,6 +344,10 @@ static void test_session_silence_rediscovers(void **state)
     assert_int_equal(f->a.send, CGRP_BIT(CGRP_REQ_HEARTBEAT));
     fx_tick(f, 7000);
     assert_false(f->cg.coord_known);
+    /* a whole session unheard: maybe evicted (a zombie waking up), so its
+     * partitions are given up, without a commit, before anything else */
+    assert_int_not_equal(f->cg.state, CGRP_STATE_STABLE);
+    assert_true(f->cg.revoke_committed); /* nothing to commit first */
 }
 
 static void test_close_commits_then_leaves(void **state)
