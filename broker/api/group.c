@@ -11,6 +11,12 @@ void api_group(struct broker *b, struct srv_req *req, Weir__Request *r)
 {
     struct group_io *g = b->group;
 
+    if (g == NULL) { /* shutting down: the coordinator is gone already */
+        broker_respond_error(req, r->correlation_id, WEIR_ESHUTTING_DOWN,
+                             "broker is shutting down", false);
+        rpc_request_free(r);
+        return;
+    }
     switch (r->body_case) {
     case WEIR__REQUEST__BODY_FIND_COORDINATOR:
         group_io_find_coordinator(g, req, r);
