@@ -13,6 +13,8 @@ Weir is running. Try:
   weir topic create demo --partitions 3
   printf 'k1:hello\nk2:world\n' | weir produce demo --key-separator : --report
   weir consume demo --from-beginning --timeout-ms 1000 --format '%p %o %k %v\n'
+  weir consume demo --group readers --from-beginning --timeout-ms 3000
+  weir group describe readers
   weir bench produce --topic bench --partitions 3 --records 200000 --record-size 100
   weir cluster
 Stop it with: deploy/local-cluster.sh stop
