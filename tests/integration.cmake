@@ -2,7 +2,7 @@
 # loopback, driven by Python 3 (standard library only).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 foreach(t wire produce_consume durability config idempotence cluster
-    replication failover group_coordinator groups)
+    replication failover group_coordinator groups compose)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/integration/test_${t}.py)
     add_test(NAME integration_${t}
       COMMAND ${Python3_EXECUTABLE} -u
