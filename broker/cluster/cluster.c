@@ -388,10 +388,51 @@ bool cluster_fenced(const struct cluster *c)
     return c->fenced;
 }
 
-struct cluster_isr_call {
-    cluster_alter_isr_fn fn;
+/* A call of this broker's to the controller, waiting for its answer:
+ * whose callback to run with it. */
+struct cluster_call {
+    union {
+        cluster_alter_isr_fn isr;
+        cluster_pids_fn pids;
+        cluster_done_fn done;
+    } fn;
     void *arg;
 };
+
+/* A context for a call, or NULL with *rv set (not registered, or out of
+ * memory); the caller sets the callback. */
+static struct cluster_call *
+cluster_call_new(const struct cluster *c, void *arg, int *rv)
+{
+    struct cluster_call *call;
+
+    if (c->broker_epoch < 0) {
+        *rv = WEIR_ENOT_FOUND;
+        return NULL;
+    }
+    call = mem_calloc(1, sizeof(*call));
+    *rv = call == NULL ? WEIR_ENOMEM : 0;
+    if (call != NULL) {
+        call->arg = arg;
+    }
+    return call;
+}
+
+/* Send req; reply gets call, which is freed here when nothing was sent. */
+static int cluster_call_send(struct cluster *c,
+                             Weir__Request *req,
+                             cconn_reply_fn reply,
+                             struct cluster_call *call)
+{
+    int rv;
+
+    req->client_id = "weir-broker";
+    rv = cconn_call(c->rpc, req, CLUSTER_CALL_MS, reply, call);
+    if (rv != 0) {
+        mem_free(call);
+    }
+    return rv;
+}
 
 static void cluster_alter_isr_reply(void *arg,
                                     int err,
@@ -400,7 +441,7 @@ static void cluster_alter_isr_reply(void *arg,
                                     uint32_t len,
                                     const struct err_detail *ed)
 {
-    struct cluster_isr_call *call = arg;
+    struct cluster_call *call = arg;
     struct meta_ids isr;
     int32_t le = -1;
     int32_t pe = -1;
@@ -418,7 +459,7 @@ static void cluster_alter_isr_reply(void *arg,
             isr.ids[isr.n++] = a->isr[i];
         }
     }
-    call->fn(call->arg, err, le, pe, &isr);
+    call->fn.isr(call->arg, err, le, pe, &isr);
     mem_free(call);
 }
 
@@ -433,19 +474,14 @@ int cluster_alter_isr(struct cluster *c,
 {
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__AlterIsrRequest m = WEIR__ALTER_ISR_REQUEST__INIT;
-    struct cluster_isr_call *call;
+    struct cluster_call *call;
     int32_t ids[META_MAX_REPLICAS];
     int rv;
 
-    if (c->broker_epoch < 0) {
-        return WEIR_ENOT_FOUND;
+    if ((call = cluster_call_new(c, arg, &rv)) == NULL) {
+        return rv;
     }
-    call = mem_calloc(1, sizeof(*call));
-    if (call == NULL) {
-        return WEIR_ENOMEM;
-    }
-    call->fn = fn;
-    call->arg = arg;
+    call->fn.isr = fn;
     memcpy(ids, isr->ids, sizeof(ids));
     m.broker_id = c->id;
     m.broker_epoch = c->broker_epoch;
@@ -455,21 +491,10 @@ int cluster_alter_isr(struct cluster *c,
     m.partition_epoch = partition_epoch;
     m.isr = ids;
     m.n_isr = isr->n;
-    req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_ALTER_ISR;
     req.alter_isr = &m;
-    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_alter_isr_reply,
-                    call);
-    if (rv != 0) {
-        mem_free(call);
-    }
-    return rv;
+    return cluster_call_send(c, &req, cluster_alter_isr_reply, call);
 }
-
-struct cluster_pids_call {
-    cluster_pids_fn fn;
-    void *arg;
-};
 
 static void cluster_pids_reply(void *arg,
                                int err,
@@ -478,7 +503,7 @@ static void cluster_pids_reply(void *arg,
                                uint32_t len,
                                const struct err_detail *ed)
 {
-    struct cluster_pids_call *call = arg;
+    struct cluster_call *call = arg;
     const Weir__AllocateProducerIdsResponse *a = NULL;
 
     (void)payload;
@@ -489,13 +514,13 @@ static void cluster_pids_reply(void *arg,
     }
     if (a != NULL && a->first_producer_id >= 0 && a->count > 0 &&
         a->first_producer_id <= INT64_MAX - a->count) {
-        call->fn(call->arg, 0, "", a->first_producer_id, a->count);
+        call->fn.pids(call->arg, 0, "", a->first_producer_id, a->count);
     } else {
-        call->fn(call->arg, err != 0 ? err : WEIR_EUNKNOWN,
-                 ed != NULL && ed->msg[0] != '\0'
-                     ? ed->msg
-                     : "the controller gave no producer ids",
-                 -1, 0);
+        call->fn.pids(call->arg, err != 0 ? err : WEIR_EUNKNOWN,
+                      ed != NULL && ed->msg[0] != '\0'
+                          ? ed->msg
+                          : "the controller gave no producer ids",
+                      -1, 0);
     }
     mem_free(call);
 }
@@ -508,35 +533,20 @@ int cluster_allocate_producer_ids(struct cluster *c,
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__AllocateProducerIdsRequest m =
         WEIR__ALLOCATE_PRODUCER_IDS_REQUEST__INIT;
-    struct cluster_pids_call *call;
+    struct cluster_call *call;
     int rv;
 
-    if (c->broker_epoch < 0) {
-        return WEIR_ENOT_FOUND;
+    if ((call = cluster_call_new(c, arg, &rv)) == NULL) {
+        return rv;
     }
-    call = mem_calloc(1, sizeof(*call));
-    if (call == NULL) {
-        return WEIR_ENOMEM;
-    }
-    call->fn = fn;
-    call->arg = arg;
+    call->fn.pids = fn;
     m.broker_id = c->id;
     m.broker_epoch = c->broker_epoch;
     m.count = count;
-    req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_ALLOCATE_PRODUCER_IDS;
     req.allocate_producer_ids = &m;
-    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_pids_reply, call);
-    if (rv != 0) {
-        mem_free(call);
-    }
-    return rv;
+    return cluster_call_send(c, &req, cluster_pids_reply, call);
 }
-
-struct cluster_create_call {
-    cluster_done_fn fn;
-    void *arg;
-};
 
 static void cluster_create_reply(void *arg,
                                  int err,
@@ -545,7 +555,7 @@ static void cluster_create_reply(void *arg,
                                  uint32_t len,
                                  const struct err_detail *ed)
 {
-    struct cluster_create_call *call = arg;
+    struct cluster_call *call = arg;
     const char *msg = ed != NULL ? ed->msg : "";
 
     (void)payload;
@@ -559,7 +569,7 @@ static void cluster_create_reply(void *arg,
         err = WEIR_EUNKNOWN;
         msg = "the controller's answer names no topic";
     }
-    call->fn(call->arg, err, msg != NULL ? msg : "");
+    call->fn.done(call->arg, err, msg != NULL ? msg : "");
     mem_free(call);
 }
 
@@ -577,22 +587,17 @@ int cluster_create_topic(struct cluster *c,
     Weir__CreateTopic *tp = &t;
     Weir__ConfigEntry ce[8];
     Weir__ConfigEntry *cp[8];
-    struct cluster_create_call *call;
+    struct cluster_call *call;
     uint32_t i;
     int rv;
 
-    if (c->broker_epoch < 0) {
-        return WEIR_ENOT_FOUND;
-    }
     if (n_configs > 8) {
         return WEIR_EINVALID_ARGUMENT;
     }
-    call = mem_calloc(1, sizeof(*call));
-    if (call == NULL) {
-        return WEIR_ENOMEM;
+    if ((call = cluster_call_new(c, arg, &rv)) == NULL) {
+        return rv;
     }
-    call->fn = fn;
-    call->arg = arg;
+    call->fn.done = fn;
     for (i = 0; i < n_configs; i++) {
         weir__config_entry__init(&ce[i]);
         ce[i].key = (char *)configs[i].key;
@@ -605,12 +610,7 @@ int cluster_create_topic(struct cluster *c,
     t.n_configs = n_configs;
     m.topics = &tp;
     m.n_topics = 1;
-    req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_CREATE_TOPICS;
     req.create_topics = &m;
-    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_create_reply, call);
-    if (rv != 0) {
-        mem_free(call);
-    }
-    return rv;
+    return cluster_call_send(c, &req, cluster_create_reply, call);
 }

@@ -242,6 +242,32 @@ static struct gio_park *gio_unpark(struct gio_group *g, uint64_t id)
     return k;
 }
 
+/* Step a JOIN or SYNC whose request is parked under ev->request_id; a
+ * refusal (or a failed step) answers it at once. */
+static void gio_step_parked(struct gio_group *g, struct group_event *ev)
+{
+    struct group_actions out;
+    struct gio_park *k;
+    int rv;
+
+    group_actions_init(&out);
+    rv = gio_step(g, ev, &out);
+    if (rv == 0) {
+        rv = out.result;
+    }
+    if (rv != 0 && (k = gio_unpark(g, ev->request_id)) != NULL) {
+        if (k->type == GROUP_EV_JOIN) {
+            gio_answer_join(k->req, k->correlation_id, NULL, rv,
+                            weir_err_str(rv));
+        } else {
+            gio_answer_sync(k->req, k->correlation_id, NULL, rv,
+                            weir_err_str(rv));
+        }
+        mem_free(k);
+    }
+    group_actions_fini(&out);
+}
+
 static void gio_client_host(const char *peer, char *out, size_t cap)
 {
     const char *colon = strrchr(peer, ':');
@@ -254,7 +280,6 @@ void group_io_join(struct group_io *io, struct srv_req *req, Weir__Request *r)
 {
     const Weir__JoinGroupRequest *m = r->join_group;
     struct group_protocol protos[GROUP_MAX_PROTOCOLS];
-    struct group_actions out;
     struct group_event ev;
     struct gio_group *g;
     struct gio_park *k;
@@ -303,17 +328,7 @@ void group_io_join(struct group_io *io, struct srv_req *req, Weir__Request *r)
     ev.u.join.protocol_type = m->protocol_type;
     ev.u.join.protocols = protos;
     ev.u.join.n_protocols = m->n_protocols;
-    group_actions_init(&out);
-    rv = gio_step(g, &ev, &out);
-    if (rv != 0 || out.result != 0) {
-        if ((k = gio_unpark(g, ev.request_id)) != NULL) {
-            gio_answer_join(req, r->correlation_id, NULL,
-                            rv != 0 ? rv : out.result,
-                            weir_err_str(rv != 0 ? rv : out.result));
-            mem_free(k);
-        }
-    }
-    group_actions_fini(&out);
+    gio_step_parked(g, &ev);
     rpc_request_free(r);
 }
 
@@ -321,7 +336,6 @@ void group_io_sync(struct group_io *io, struct srv_req *req, Weir__Request *r)
 {
     const Weir__SyncGroupRequest *m = r->sync_group;
     struct group_assignment *as = NULL;
-    struct group_actions out;
     struct group_event ev;
     struct gio_group *g;
     struct gio_park *k = NULL;
@@ -361,17 +375,7 @@ void group_io_sync(struct group_io *io, struct srv_req *req, Weir__Request *r)
     ev.generation_id = m->generation_id;
     ev.u.sync.assignments = as;
     ev.u.sync.n_assignments = m->n_assignments;
-    group_actions_init(&out);
-    rv = gio_step(g, &ev, &out);
-    if (rv != 0 || out.result != 0) {
-        if ((k = gio_unpark(g, ev.request_id)) != NULL) {
-            gio_answer_sync(req, r->correlation_id, NULL,
-                            rv != 0 ? rv : out.result,
-                            weir_err_str(rv != 0 ? rv : out.result));
-            mem_free(k);
-        }
-    }
-    group_actions_fini(&out);
+    gio_step_parked(g, &ev);
     mem_free(as);
     rpc_request_free(r);
 }
