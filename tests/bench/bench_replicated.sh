@@ -100,27 +100,8 @@ meta() { printf '%s\t%s\n' "$1" "$2" >>"$META"; }
 
 # ---- processes we start: stopped by PID, never by name ---------------------
 PIDS=()
-alive() { # pid: running and not a zombie
-    local s
-    s=$(awk '/^State:/{print $2}' "/proc/$1/status" 2>/dev/null) || return 1
-    [ -n "$s" ] && [ "$s" != Z ]
-}
-stop_pid() { # pid [grace seconds]
-    local p=$1 grace=${2:-30} i
-    [ -n "$p" ] || return 0
-    if alive "$p"; then
-        kill -TERM "$p" 2>/dev/null || true
-        for ((i = 0; i < grace * 10; i++)); do
-            alive "$p" || break
-            sleep 0.1
-        done
-        if alive "$p"; then
-            log "pid $p still running after ${grace}s: SIGKILL"
-            kill -KILL "$p" 2>/dev/null || true
-        fi
-    fi
-    wait "$p" 2>/dev/null || true
-}
+# alive PID, stop_pid PID [GRACE]: shared with the other bench scripts
+. "$HERE/bench_lib.sh"
 forget_pid() { # pid : no longer ours (stopped), so never signal it again
     local p keep=()
     for p in "${PIDS[@]}"; do [ "$p" = "$1" ] || keep+=("$p"); done

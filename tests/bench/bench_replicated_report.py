@@ -23,6 +23,9 @@ import json
 import statistics
 import sys
 
+# the number formats of the single-broker report (same folder)
+from bench_report import f_mb, f_ms, f_rps, f_x
+
 METRICS = ("rps", "mbps", "p50", "p99", "p999", "max", "cpu_pct",
            "client_cpu_pct", "top_share")
 
@@ -143,30 +146,6 @@ def load(raw):
                 m["spread"] = (max(vs) - min(vs)) / m[k] * 100
         out[i] = m
     return order, out
-
-
-def f_rps(v):
-    return "—" if v is None else f"{v:,.0f}"
-
-
-def f_mb(v):
-    return "—" if v is None else (f"{v:,.0f}" if v >= 1000 else f"{v:.1f}")
-
-
-def f_ms(v):
-    if v is None:
-        return "—"
-    if v < 10:
-        return f"{v:.2f}"
-    if v < 100:
-        return f"{v:.1f}"
-    return f"{v:.0f}"
-
-
-def f_x(x):
-    if x is None:
-        return "—"
-    return f"{x:.2f}×" if x < 10 else f"{x:.1f}×"
 
 
 def rep_ratios(x, y):
