@@ -139,6 +139,7 @@ void consumer_group_fini(struct weir_consumer *k)
         mem_free((char *)g->prev_owned[i].topic);
     }
     mem_free(g->prev_owned);
+    mem_free(g->commit_sent);
     rpc_response_free(g->join);
     rpc_response_free(g->offsets);
     cgrp_fini(&g->core);
@@ -325,6 +326,10 @@ static int group_step_reply(struct weir_consumer *k, struct cgrp_io_req *q)
     if (q->kind == CGRP_REQ_COMMIT) {
         g->commits_done++;
         g->commit_err = ev.reply.err;
+        if (k->cfg.on_commit != NULL) {
+            k->cfg.on_commit(k->cfg.cb_arg, g->commit_sent, g->n_commit_sent,
+                             ev.reply.err);
+        }
         (void)snprintf(g->commit_msg, sizeof(g->commit_msg), "%s",
                        ev.reply.err_msg != NULL && ev.reply.err_msg[0] != '\0'
                            ? ev.reply.err_msg

@@ -188,6 +188,46 @@ static void group_leave(struct weir_consumer *k, struct cgrp_io_req *q)
     group_send(k, q, &r, false);
 }
 
+/* The subscription's copy of a topic name (lives as long as the group). */
+static const char *group_topic(const struct cons_group *g, const char *topic)
+{
+    size_t i;
+
+    for (i = 0; i < g->n_topics; i++) {
+        if (strcmp(g->topics[i], topic) == 0) {
+            return g->topics[i];
+        }
+    }
+    return NULL;
+}
+
+/* Keep the offsets of the commit being sent, for on_commit. */
+static int group_keep_commit(struct cons_group *g,
+                             const Weir__OffsetCommitPartition *ps,
+                             size_t n)
+{
+    struct weir_committed *c = mem_calloc(n + 1, sizeof(*c));
+    size_t i;
+
+    if (c == NULL) {
+        g->n_commit_sent = 0;
+        return WEIR_ENOMEM;
+    }
+    mem_free(g->commit_sent);
+    g->commit_sent = c;
+    g->n_commit_sent = 0;
+    for (i = 0; i < n; i++) {
+        const char *t = group_topic(g, ps[i].topic);
+        if (t != NULL) {
+            c[g->n_commit_sent].topic = t;
+            c[g->n_commit_sent].partition = ps[i].partition;
+            c[g->n_commit_sent].offset = ps[i].offset;
+            g->n_commit_sent++;
+        }
+    }
+    return 0;
+}
+
 /* Commit the position of every owned partition whose position is known. */
 static void group_commit(struct weir_consumer *k, struct cgrp_io_req *q)
 {
@@ -224,6 +264,12 @@ static void group_commit(struct weir_consumer *k, struct cgrp_io_req *q)
         ps[n].metadata = "";
         pp[n] = &ps[n];
         n++;
+    }
+    if (group_keep_commit(&k->grp, ps, n) != 0) {
+        mem_free(ps);
+        mem_free(pp);
+        consumer_group_fail(k, q, WEIR_ENOMEM, "out of memory");
+        return;
     }
     weir__offset_commit_request__init(&cr);
     cr.group = k->grp.group_id;

@@ -96,6 +96,9 @@ struct cons_group {
     int32_t prev_generation;
     int32_t generation; /* of the live assignment, -1 none */
     uint64_t wake_ms;
+    struct weir_committed *commit_sent; /* offsets of the last commit sent;
+                                           topics borrowed from `topics` */
+    size_t n_commit_sent;
     uint64_t commits_sent;
     uint64_t commits_done;
     int commit_err; /* of the last answered commit */

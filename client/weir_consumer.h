@@ -48,6 +48,22 @@ typedef void weir_rebalance_fn(void *cb_arg,
                                const struct weir_topic_partition *tps,
                                size_t n);
 
+/* An offset a group member committed for a partition: the next record to
+ * consume. */
+struct weir_committed {
+    const char *topic;
+    int32_t partition;
+    int64_t offset;
+};
+
+/* Called when a commit is answered: the offsets it carried, and 0 or the
+ * error (a commit that failed in part gives its first partition error; a
+ * commit lost with its connection may or may not have been applied). */
+typedef void weir_commit_fn(void *cb_arg,
+                            const struct weir_committed *offsets,
+                            size_t n,
+                            int err);
+
 /* Called after every fetch response with its round-trip time. */
 typedef void
 weir_fetch_fn(void *cb_arg, uint64_t latency_us, size_t payload_bytes);
@@ -85,6 +101,7 @@ struct weir_consumer_config {
      * buffers its output (stdio) must flush it here, or a crash after the
      * commit loses what was still buffered. May be NULL. */
     void (*before_commit)(void *cb_arg);
+    weir_commit_fn *on_commit; /* may be NULL; gets cb_arg */
 };
 
 /* Defaults: 500 ms, 1 byte, 16 MiB, 4 MiB, EARLIEST, 100 ms, 30 s; group:

@@ -15,12 +15,16 @@
     "              --from-time ISO8601] [--max-messages N] [--timeout-ms T]\n" \
     "              [--format FMT] [--group G [--auto-offset-reset "            \
     "earliest|latest|none]\n"                                                  \
-    "              [--no-auto-commit] [--strategy range|roundrobin|sticky]]\n" \
+    "              [--no-auto-commit] [--strategy range|roundrobin|sticky]\n"  \
+    "              [--auto-commit-interval-ms N] [--group-events]]\n"          \
     "  Starts at the end (new records only) unless told otherwise.\n"          \
     "  With --group: joins the group, reads the partitions it is given from\n" \
     "  the group's committed offsets (else --auto-offset-reset, default\n"     \
     "  latest; --from-beginning means earliest), commits as it goes and on\n"  \
     "  exit (unless --no-auto-commit), then leaves the group.\n"               \
+    "  --group-events puts the group's events among the records, in order:\n"  \
+    "  '# assigned P...', '# revoked P...', '# committed P:OFFSET...' and\n"   \
+    "  '# commit failed NAME P:OFFSET...'.\n"                                  \
     "  FMT: %p partition, %o offset, %t timestamp (ms), %k key, %v value,\n"   \
     "  %% percent; \\n \\t \\r \\\\ escapes. A newline follows each record\n"  \
     "  unless FMT ends with \\n. Default '%v'."
@@ -41,6 +45,10 @@ static const struct args_spec consume_specs[] = {
     {"no-auto-commit", 0, ARGS_FLAG, NULL, "group: commit only once, on exit"},
     {"strategy", 0, ARGS_VALUE, "range|roundrobin|sticky",
      "group: the assignment strategy (default range, then the others)"},
+    {"auto-commit-interval-ms", 0, ARGS_VALUE, "N",
+     "group: commit every N ms (default 5000)"},
+    {"group-events", 0, ARGS_FLAG, NULL,
+     "group: print assignments, revocations and commits among the records"},
 };
 
 #define CONSUME_NSPECS (sizeof(consume_specs) / sizeof(consume_specs[0]))
@@ -57,6 +65,8 @@ struct consume_opts {
     enum weir_start reset; /* group: EARLIEST, LATEST, OFFSET = none */
     bool auto_commit;
     const char *strategy; /* NULL = the library's default list */
+    bool group_events;
+    int64_t commit_interval_ms; /* 0 = the library's default */
 };
 
 static int consume_group_options(const struct args *a, struct consume_opts *o)
@@ -66,10 +76,14 @@ static int consume_group_options(const struct args *a, struct consume_opts *o)
 
     o->group = args_get(a, "group");
     o->auto_commit = !args_has(a, "no-auto-commit");
+    o->group_events = args_has(a, "group-events");
     if (o->group == NULL) {
-        if (r != NULL || s != NULL || !o->auto_commit) {
-            return cli_usage("consume", "--auto-offset-reset, --strategy and "
-                                        "--no-auto-commit need --group");
+        if (r != NULL || s != NULL || !o->auto_commit || o->group_events ||
+            args_has(a, "auto-commit-interval-ms")) {
+            return cli_usage("consume", "--auto-offset-reset, --strategy, "
+                                        "--no-auto-commit, "
+                                        "--auto-commit-interval-ms and "
+                                        "--group-events need --group");
         }
         return 0;
     }
@@ -107,7 +121,8 @@ static int consume_group_options(const struct args *a, struct consume_opts *o)
                          s);
     }
     o->strategy = s;
-    return 0;
+    return cli_opt_int("consume", a, "auto-commit-interval-ms", 1, 86400000, 0,
+                       &o->commit_interval_ms);
 }
 
 static int consume_start(const struct args *a, struct consume_opts *o)
@@ -264,6 +279,55 @@ static void consume_flush(void *arg)
     (void)fflush(stdout);
 }
 
+static void consume_event_tps(const char *what,
+                              const struct weir_topic_partition *tps,
+                              size_t n)
+{
+    size_t i;
+
+    (void)printf("# %s", what);
+    for (i = 0; i < n; i++) {
+        (void)printf(" %" PRId32, tps[i].partition);
+    }
+    (void)putchar('\n');
+    (void)fflush(stdout);
+}
+
+static void
+consume_on_assign(void *arg, const struct weir_topic_partition *tps, size_t n)
+{
+    (void)arg;
+    consume_event_tps("assigned", tps, n);
+}
+
+static void
+consume_on_revoke(void *arg, const struct weir_topic_partition *tps, size_t n)
+{
+    (void)arg;
+    consume_event_tps("revoked", tps, n);
+}
+
+static void consume_on_commit(void *arg,
+                              const struct weir_committed *offs,
+                              size_t n,
+                              int err)
+{
+    size_t i;
+
+    (void)arg;
+    if (err == 0) {
+        (void)printf("# committed");
+    } else {
+        (void)printf("# commit failed %s", weir_err_name(err));
+    }
+    for (i = 0; i < n; i++) {
+        (void)printf(" %" PRId32 ":%" PRId64, offs[i].partition,
+                     offs[i].offset);
+    }
+    (void)putchar('\n');
+    (void)fflush(stdout);
+}
+
 int cmd_consume(int argc, char **argv, const char *global_bs)
 {
     struct weir_consumer_config kc;
@@ -303,6 +367,14 @@ int cmd_consume(int argc, char **argv, const char *global_bs)
         kc.before_commit = consume_flush;
         if (o.strategy != NULL) {
             kc.strategies = o.strategy;
+        }
+        if (o.commit_interval_ms > 0) {
+            kc.auto_commit_interval_ms = (uint32_t)o.commit_interval_ms;
+        }
+        if (o.group_events) {
+            kc.on_assign = consume_on_assign;
+            kc.on_revoke = consume_on_revoke;
+            kc.on_commit = consume_on_commit;
         }
     }
     cli_signals_install();

@@ -12,14 +12,17 @@
 #include "client/cli/cli.h"
 #include "client/cli/seqwin.h"
 #include "common/buf.h"
+#include "common/clock.h"
 
 #define PRODUCE_USAGE                                                          \
     "produce TOPIC [--key-separator SEP] [--partition P] [--acks 0|1|all]\n"   \
-    "              [--report] [--linger-ms N] [--batch-size N]\n"              \
-    "              [--no-idempotence]\n"                                       \
+    "              [--report [--report-times]] [--linger-ms N]\n"              \
+    "              [--batch-size N] [--no-idempotence]\n"                      \
     "  One record per stdin line; with --key-separator the text before the\n"  \
     "  first SEP is the key (lines without SEP have no key).\n"                \
-    "  --report prints 'PARTITION OFFSET' or 'ERROR NAME' per line, in order"
+    "  --report prints 'PARTITION OFFSET' or 'ERROR NAME' per line, in\n"      \
+    "  input order; --report-times adds the time the answer came (ms since\n"  \
+    "  the epoch), as reports wait for earlier lines"
 
 #define PRODUCE_READ_BYTES (256u * 1024)
 #define PRODUCE_MAX_NAMED  10 /* failures named one by one on stderr */
@@ -31,6 +34,8 @@ static const struct args_spec produce_specs[] = {
     {"partition", 0, ARGS_VALUE, "P", "write every record to partition P"},
     {"acks", 0, ARGS_VALUE, "0|1|all", "acknowledgement level (default all)"},
     {"report", 0, ARGS_FLAG, NULL, "print the partition and offset per line"},
+    {"report-times", 0, ARGS_FLAG, NULL,
+     "report: add the time each answer came (ms since the epoch)"},
     {"linger-ms", 0, ARGS_VALUE, "N", "wait up to N ms to fill a batch (5)"},
     {"batch-size", 0, ARGS_VALUE, "N", "batch size in bytes (64k)"},
     {"delivery-timeout-ms", 0, ARGS_VALUE, "N",
@@ -47,6 +52,7 @@ struct produce_run {
     const char *sep;   /* key separator, or NULL */
     size_t sep_len;
     bool report;
+    bool report_times;
     struct weir_producer *p;
     struct seqwin win;  /* reports in input order */
     struct weir_buf in; /* unread stdin bytes */
@@ -66,10 +72,14 @@ static void produce_print_ready(struct produce_run *r)
             continue;
         }
         if (s.err != 0) {
-            (void)printf("ERROR %s\n", weir_err_name(s.err));
+            (void)printf("ERROR %s", weir_err_name(s.err));
         } else {
-            (void)printf("%" PRId32 " %" PRId64 "\n", s.partition, s.offset);
+            (void)printf("%" PRId32 " %" PRId64, s.partition, s.offset);
         }
+        if (r->report_times) {
+            (void)printf(" %" PRIu64, s.stamp);
+        }
+        (void)putchar('\n');
     }
 }
 
@@ -89,7 +99,11 @@ static void produce_on_delivery(void *arg, const struct weir_delivery *d)
 {
     struct produce_run *r = arg;
     uint64_t seq = (uint64_t)(uintptr_t)d->opaque;
+    struct seqwin_slot *slot = seqwin_at(&r->win, seq);
 
+    if (slot != NULL && r->report_times) {
+        slot->stamp = (uint64_t)clock_wall_ms(clock_system());
+    }
     if (d->error_code != 0) {
         produce_failed(r, seq, d->error_code, d->error_msg);
     }
@@ -131,7 +145,12 @@ static int produce_line(struct produce_run *r, const char *line, size_t len)
             len -= key_len + r->sep_len;
         }
     }
-    if (seqwin_push(&r->win, 0, &seq) != 0) {
+    /* the stamp is replaced by the answer's time; a record refused at
+     * once keeps this one */
+    if (seqwin_push(&r->win,
+                    r->report_times ? (uint64_t)clock_wall_ms(clock_system())
+                                    : 0,
+                    &seq) != 0) {
         return cli_failf("out of memory");
     }
     r->records++;
@@ -255,6 +274,10 @@ static int produce_options(const struct args *a,
     }
     r->sep_len = r->sep != NULL ? strlen(r->sep) : 0;
     r->report = args_has(a, "report");
+    r->report_times = args_has(a, "report-times");
+    if (r->report_times && !r->report) {
+        return cli_usage("produce", "--report-times needs --report");
+    }
     if ((rv = cli_opt_int("produce", a, "partition", 0, INT32_MAX,
                           WEIR_PARTITION_ANY, &v)) != 0) {
         return rv;
