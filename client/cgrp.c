@@ -325,7 +325,11 @@ static void cgrp_on_commit(struct cgrp *cg,
          * commit's reply does not count (it carries older positions),
          * unless it says the member is fenced. */
         cg->revoke_committed = true;
-        if (err != 0) {
+        /* a fenced member's commit is refused; the next owner reads again
+         * from the last commit that took (at least once): the caller
+         * learns it from on_commit or weir_consumer_commit, and poll goes
+         * on */
+        if (err != 0 && !cgrp_is_fencing_err(err)) {
             cgrp_report(a, CGRP_REQ_COMMIT, err, ev->reply.err_msg);
         }
         if (cgrp_is_coordinator_err(err)) {
@@ -338,7 +342,7 @@ static void cgrp_on_commit(struct cgrp *cg,
         return;
     }
     if (cgrp_is_fencing_err(err)) {
-        cgrp_report(a, CGRP_REQ_COMMIT, err, ev->reply.err_msg);
+        /* not an error for poll: the member joins again */
         if (cg->state == CGRP_STATE_STABLE) {
             if (err == WEIR_EUNKNOWN_MEMBER_ID) {
                 cg->member_id[0] = '\0';

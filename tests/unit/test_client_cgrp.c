@@ -315,7 +315,10 @@ static void test_auto_commit_off_never_commits(void **state)
     assert_true(f->a.send & CGRP_BIT(CGRP_REQ_COMMIT));
 }
 
-static void test_fenced_commit_is_reported_not_retried(void **state)
+/* A commit refused because the member is fenced is not an error for poll
+ * (weir_consumer_commit and on_commit still see it): the member gives up
+ * its partitions and joins again, without retrying the commit. */
+static void test_fenced_commit_rejoins_not_retried(void **state)
 {
     struct fx *f = *state;
     int i;
@@ -324,8 +327,7 @@ static void test_fenced_commit_is_reported_not_retried(void **state)
     fx_event(f, CGRP_EV_COMMIT);
     assert_true(f->a.send & CGRP_BIT(CGRP_REQ_COMMIT));
     fx_reply(f, CGRP_REQ_COMMIT, WEIR_EILLEGAL_GENERATION);
-    assert_int_equal(f->a.err, WEIR_EILLEGAL_GENERATION);
-    assert_non_null(strstr(f->a.err_msg, "OffsetCommit"));
+    assert_int_equal(f->a.err, 0);
     /* no commit-on-revoke either: the partitions are lost */
     assert_true(f->a.revoke);
     assert_int_equal(f->a.send, CGRP_BIT(CGRP_REQ_JOIN));
@@ -414,7 +416,7 @@ int main(void)
         T(test_transport_error_on_join_rediscovers),
         T(test_auto_commit_every_interval),
         T(test_auto_commit_off_never_commits),
-        T(test_fenced_commit_is_reported_not_retried),
+        T(test_fenced_commit_rejoins_not_retried),
         T(test_session_silence_rediscovers),
         T(test_close_commits_then_leaves),
         T(test_close_before_joining_is_immediate),
