@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install dependencies, build, run
-# every ctest tier (unit, fuzz-replay, integration), then build again with
-# AddressSanitizer + UndefinedBehaviorSanitizer and run the tiers there.
-# WEIR_TEST_QUICK=1 skips the sanitizer pass.
+# every ctest tier (unit, fuzz-replay, integration), then the failover
+# harness (chaos: against docker-compose when a Docker engine answers, else
+# against local processes), then build again with AddressSanitizer +
+# UndefinedBehaviorSanitizer and run the tiers and the process chaos
+# scenarios there. WEIR_TEST_QUICK=1 skips the sanitizer pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
@@ -11,7 +13,17 @@ jobs=$(nproc)
 echo "== build (RelWithDebInfo)"
 BUILD_DIR=build deploy/build.sh -DBUILD_TESTING=ON
 echo "== tests"
-(cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
+(cd build && ctest --output-on-failure -j "$jobs" --timeout 900 -LE chaos)
+
+# The compose scenarios when a Docker engine answers, else the same
+# scenarios as local processes.
+chaos_env=process
+if command -v docker >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 &&
+    timeout 30 docker info >/dev/null 2>&1; then
+    chaos_env=compose
+fi
+echo "== failover harness ($chaos_env)"
+(cd build && ctest --output-on-failure --timeout 1800 -R "^chaos_${chaos_env}\$")
 
 if [ "${WEIR_TEST_QUICK:-0}" != 1 ]; then
     echo "== build (ASan + UBSan)"
@@ -19,5 +31,9 @@ if [ "${WEIR_TEST_QUICK:-0}" != 1 ]; then
     echo "== tests under ASan + UBSan"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
         UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        ctest --output-on-failure -j "$jobs" --timeout 1800)
+        ctest --output-on-failure -j "$jobs" --timeout 1800 -LE chaos)
+    echo "== failover harness under ASan + UBSan (process)"
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --output-on-failure --timeout 1800 -R '^chaos_process$')
 fi

@@ -42,7 +42,7 @@ static const struct args_spec consume_specs[] = {
     {"group", 0, ARGS_VALUE, "G", "consume as a member of group G"},
     {"auto-offset-reset", 0, ARGS_VALUE, "earliest|latest|none",
      "group: where partitions without a committed offset start"},
-    {"no-auto-commit", 0, ARGS_FLAG, NULL, "group: commit only once, on exit"},
+    {"no-auto-commit", 0, ARGS_FLAG, NULL, "group: never commit"},
     {"strategy", 0, ARGS_VALUE, "range|roundrobin|sticky",
      "group: the assignment strategy (default range, then the others)"},
     {"auto-commit-interval-ms", 0, ARGS_VALUE, "N",

@@ -1,0 +1,19 @@
+# The failover harness (tests/chaos/): faults against a running cluster
+# under a producing and consuming workload, then a history checker.
+# chaos_compose runs against deploy/docker-compose.yml (skipped where no
+# Docker engine answers or in a sanitizer build); chaos_process runs the
+# same scenarios against local processes. tests/run.sh picks one of the two.
+# The checker's own tests are a unit test.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+set(WEIR_CHAOS_DIR ${CMAKE_CURRENT_SOURCE_DIR}/chaos)
+add_test(NAME chaos_checker
+  COMMAND ${Python3_EXECUTABLE} ${WEIR_CHAOS_DIR}/test_checker.py)
+set_tests_properties(chaos_checker PROPERTIES LABELS unit TIMEOUT 60)
+foreach(env compose process)
+  add_test(NAME chaos_${env}
+    COMMAND ${Python3_EXECUTABLE} -u ${WEIR_CHAOS_DIR}/chaos.py --env ${env}
+            --json ${CMAKE_BINARY_DIR}/chaos-${env}.json)
+  set_tests_properties(chaos_${env} PROPERTIES
+    LABELS chaos TIMEOUT 1800 RUN_SERIAL TRUE
+    ENVIRONMENT "WEIR_BUILD_DIR=${CMAKE_BINARY_DIR}")
+endforeach()

@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""Weir's failover harness: faults against a running cluster while
+idempotent acks=all producers and a consumer group work, then a checker
+over the whole history.
+
+    tests/chaos/chaos.py [--env auto|compose|process] [--scenarios A,B]
+                         [--kills N] [--json FILE]
+
+The topic has 6 partitions, replication factor 3 and min.insync.replicas
+2. Two `weir produce --acks all` processes write unique values; three
+`weir consume --group` processes read and commit. Scenarios run one after
+another against the same cluster and workload; each fault is checked to
+have taken effect (the process or container is down, leadership moved)
+before it counts, then healed, and the cluster is back to full ISRs before
+the next. After the last one the producers finish, the consumers leave,
+the topic is drained from every partition, and the checker runs
+(history.py). A results table is printed and written as JSON; the exit
+status is 0 only if every rule held and every scenario ran.
+
+--env auto (the default) uses docker-compose when a Docker engine answers,
+else local processes. WEIR_KEEP_TMP=1 keeps the logs."""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import envs
+import history
+from envs import IDS, log, wait_until
+
+TOPIC = "chaos"
+PARTS = 6
+GROUP = "chaos-group"
+OFFSETS_TOPIC = "__consumer_offsets"
+OFFSETS_PARTS = 12
+
+SCENARIOS = ("leader-kill", "leader-stop", "leader-pause", "leader-isolate",
+             "controller-kill", "coordinator-kill", "all-brokers-kill")
+
+
+def fnv1a(s):
+    h = 2166136261
+    for b in s.encode():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+class Run:
+    def __init__(self, env):
+        self.env = env
+        self.producers, self.consumers = [], []
+        self.faults = []
+        self.skipped = {}
+        self.generation = 0
+
+    # -- workload -----------------------------------------------------
+    def start_workload(self):
+        for k in range(2):
+            self.producers.append(history.Producer(self.env.cli(), TOPIC,
+                                                   f"p{k}", rate=1000))
+        for k in range(3):
+            self.consumers.append(history.Consumer(self.env.cli(), TOPIC,
+                                                   GROUP, f"c{k}"))
+
+    def acked(self):
+        return sum(p.acked() for p in self.producers)
+
+    def keep_workload(self):
+        """A consumer that exited (e.g. an error that lasted too long) is
+        replaced, and said so; its history stays in the record."""
+        for c in list(self.consumers):
+            if not c.alive() and not getattr(c, "replaced", False):
+                c.replaced = True
+                log(f"consumer {c.name} exited {c.proc.returncode}: "
+                    f"{c.stderr[-3:]}; starting another")
+                self.consumers.append(history.Consumer(
+                    self.env.cli(), TOPIC, GROUP,
+                    f"{c.name}r{len(self.consumers)}"))
+        for p in self.producers:
+            if not p.alive():
+                raise AssertionError(f"producer {p.name} exited "
+                                     f"{p.proc.returncode}: {p.stderr[-5:]}")
+
+    def progress(self, n, timeout=60):
+        start = self.acked()
+        wait_until(f"{n} more acknowledged writes",
+                   lambda: self.acked() >= start + n, timeout, step=0.2)
+
+    # -- cluster state --------------------------------------------------
+    def parts(self, but=(), topic=TOPIC):
+        st = self.env.state(but)
+        return {p: q for (t, p), q in st["partitions"].items() if t == topic}
+
+    def led_by(self, b):
+        return sorted(p for p, q in self.parts().items() if q["leader"] == b)
+
+    def moved_from(self, b, parts, topic=TOPIC):
+        """True when every partition in parts has a live leader other than
+        b, as the brokers other than b see it."""
+        ps = self.parts(but=(b,), topic=topic)
+        return all(ps.get(p, {}).get("leader", -1) not in (-1, b)
+                   for p in parts)
+
+    def settled(self):
+        st = self.env.state()
+        alive = {i for i, b in st["brokers"].items() if b[2]}
+        if set(IDS) - alive:
+            return None
+        ps = [q for (t, _), q in st["partitions"].items() if t == TOPIC]
+        return len(ps) == PARTS and all(
+            q["leader"] in IDS and set(IDS) <= set(q["isr"]) for q in ps)
+
+    def settle(self, timeout=90):
+        wait_until("every broker alive and every ISR full", self.settled,
+                   timeout, step=0.5)
+        self.keep_workload()
+        self.progress(500)
+
+    # -- faults -----------------------------------------------------------
+    def fault(self, name, victim, parts, inject, took_effect, heal,
+              hold_s=2.0):
+        """Inject, wait until the fault is seen to have taken effect
+        (bounded), hold, heal, and wait until the cluster is whole."""
+        t0 = time.time()
+        inject()
+        # the fault is in place once the call that makes it returns (a
+        # signal sent, `docker kill` or `pause` done); unavailability counts
+        # from here
+        t_in = time.time()
+        wait_until(f"{name}: fault in effect", took_effect, 45, step=0.2)
+        t_eff = time.time()
+        rest = t0 + hold_s - time.time()
+        if rest > 0:
+            time.sleep(rest)
+        heal()
+        t_heal = time.time()
+        self.settle()
+        rec = {"scenario": name, "victim": victim, "partitions": parts,
+               "t_fault": t_in, "t_effect": t_eff, "t_heal": t_heal,
+               "inject_ms": round(1000 * (t_in - t0)),
+               "effect_ms": round(1000 * (t_eff - t_in)),
+               "duration_ms": round(1000 * (t_heal - t0)),
+               "recovered_ms": round(1000 * (time.time() - t_heal))}
+        self.faults.append(rec)
+        log(f"{name}: broker {victim}, partitions {parts}: in effect after "
+            f"{rec['effect_ms']} ms, healed at {rec['duration_ms']} ms, "
+            f"whole again {rec['recovered_ms']} ms later")
+
+    def leader_fault(self, name, inject, heal, hold_s, part=0,
+                     fenced=False, down=False):
+        """A fault on the leader of `part`, in effect once its partitions
+        have other leaders (and, with down, its process or container is
+        gone; with fenced, the controller has fenced it)."""
+        victim = self.parts()[part]["leader"]
+        parts = self.led_by(victim)
+
+        def effect():
+            if down and self.env.running(victim):
+                return False
+            if fenced:
+                st = self.env.state(but=(victim,))
+                if st["brokers"].get(victim, (0, 0, True))[2]:
+                    return False
+            return self.moved_from(victim, parts)
+        self.fault(name, victim, parts, lambda: inject(victim), effect,
+                   lambda: heal(victim), hold_s)
+
+    def s_leader_kill(self, kills):
+        e = self.env
+        for k in range(kills):
+            self.leader_fault(
+                "leader-kill", lambda v: e.kill(v), lambda v: e.restart(v),
+                2.0, part=k % PARTS, down=True)
+
+    def s_leader_stop(self):
+        e = self.env
+        self.leader_fault("leader-stop", lambda v: e.stop(v),
+                          lambda v: e.restart(v), 2.0, part=1, down=True)
+
+    def s_leader_pause(self):
+        e = self.env
+        self.leader_fault("leader-pause", lambda v: e.pause(v),
+                          lambda v: e.unpause(v),
+                          e.session_ms / 1000 + 3.0, part=2, fenced=True)
+
+    def s_leader_isolate(self):
+        e = self.env
+        if not e.can_isolate():
+            self.skipped["leader-isolate"] = (
+                "needs root and iproute2 for network namespaces")
+            return
+        self.leader_fault("leader-isolate", lambda v: e.isolate(v),
+                          lambda v: e.heal(v),
+                          e.session_ms / 1000 + 3.0, part=3, fenced=True)
+
+    def s_controller_kill(self):
+        e = self.env
+        self.fault("controller-kill", "controller", list(range(PARTS)),
+                   e.kill_controller, lambda: not e.controller_running(),
+                   e.start_controller, 5.0)
+
+    def s_coordinator_kill(self):
+        e = self.env
+        op = fnv1a(GROUP) % OFFSETS_PARTS
+        ps = self.parts(topic=OFFSETS_TOPIC)
+        if op not in ps:
+            raise AssertionError(f"{OFFSETS_TOPIC} partition {op} unknown: "
+                                 f"has the group committed yet?")
+        victim = ps[op]["leader"]
+        self.fault("coordinator-kill", victim, self.led_by(victim),
+                   lambda: e.kill(victim),
+                   lambda: not e.running(victim) and self.moved_from(
+                       victim, [op], topic=OFFSETS_TOPIC),
+                   lambda: e.restart(victim), 2.0)
+
+    def s_all_brokers_kill(self):
+        e = self.env
+
+        def kill_all():
+            for i in IDS:
+                e.kill(i)
+
+        def start_all():
+            for i in IDS:
+                e.restart(i)
+        self.fault("all-brokers-kill", "all", list(range(PARTS)), kill_all,
+                   lambda: not any(e.running(i) for i in IDS), start_all, 3.0)
+
+    # -- end of run ---------------------------------------------------
+    def finish(self):
+        log("stopping the producers (they flush what is pending)")
+        for p in self.producers:
+            rc = p.stop()
+            log(f"producer {p.name}: exit {rc}, {p.sent} sent, "
+                f"{len(p.reports)} answered, {p.acked()} acknowledged")
+        acked = self.acked()
+
+        def caught_up():
+            seen = set()
+            for c in self.consumers:
+                seen.update(ln.split(" ", 2)[2] for _, ln in c.lines
+                            if not ln.startswith("#") and ln.count(" ") >= 2)
+            return len(seen) >= acked
+        try:
+            wait_until("the group read every acknowledged write", caught_up,
+                       90, step=1)
+        except AssertionError as e:
+            log(f"note: {e}")
+        for c in self.consumers:
+            rc = c.stop()
+            log(f"consumer {c.name}: exit {rc}, {c.polls()} records read"
+                + (f"; stderr: {c.stderr[-3:]}" if rc else ""))
+
+    def drain(self, expect):
+        """The whole topic, read from every partition below the high
+        watermark after healing."""
+        got = ({}, [])
+        for attempt in range(3):
+            p = self.env.weir("consume", TOPIC, "--from-beginning",
+                              "--max-messages", str(expect + 1000),
+                              "--timeout-ms", "10000", "--format",
+                              r"%p %o %v\n", timeout=600, check=False)
+            got = history.parse_drain(p.stdout.decode())
+            if len(got[0]) >= expect:
+                break
+            log(f"drain {attempt + 1}: {len(got[0])} records of at least "
+                f"{expect}; again")
+        return got
+
+
+def table(env_name, res):
+    lines = [f"Weir chaos run ({env_name}), {res['date']}, commit "
+             f"{res['commit']}", ""]
+    lines.append("| scenario | faults | in effect after (ms) | "
+                 "unavailable p50 / max (ms) | next commit p50 (ms) | "
+                 "writes acked during | records read during |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for name, s in res["scenarios"].items():
+        if s.get("skipped"):
+            lines.append(f"| {name} | skipped: {s['skipped']} | | | | | |")
+            continue
+        fmt = (lambda v: "-" if v is None else str(v))
+        lines.append(
+            f"| {name} | {s['faults']} | {fmt(s['effect_ms_max'])} | "
+            f"{fmt(s['unavailable_ms_p50'])} / "
+            f"{fmt(s['unavailable_ms_max'])} | "
+            f"{fmt(s['commit_gap_ms_p50'])} | {s['acks_during']} | "
+            f"{s['polls_during']} |")
+    w = res["writes"]
+    lines += ["", f"Writes: {w['attempted']} attempted, {w['acknowledged']} "
+              f"acknowledged, {w['failed']} failed, {w['indefinite']} "
+              f"indefinite ({w['indefinite_in_log']} of them in the log). "
+              f"Consumers read {w['consumer_reads']} records and committed "
+              f"{w['commits']} partition offsets; the drain read "
+              f"{w['in_log']}."]
+    v = res["violations"]
+    lines.append("Checks: " + ", ".join(
+        f"{r} {v.get(r, 0)}" for r in history.RULES) + ". Result: "
+        + ("PASS" if res["pass"] else "FAIL") + ".")
+    return "\n".join(lines)
+
+
+def summarize(run, summary):
+    by = {}
+    for f in run.faults:
+        by.setdefault(f["scenario"], []).append(
+            dict(f, **history.fault_metrics(f, run.producers, run.consumers)))
+    out = {}
+    for name in SCENARIOS:
+        if name in run.skipped:
+            out[name] = {"skipped": run.skipped[name]}
+            continue
+        fs = by.get(name, [])
+        if not fs:
+            continue
+        un = [f["unavailable_ms"] for f in fs if f["unavailable_ms"] is not
+              None]
+        cg = [f["commit_gap_ms"] for f in fs if f["commit_gap_ms"] is not None]
+        out[name] = {
+            "faults": len(fs),
+            "effect_ms_max": max(f["effect_ms"] for f in fs),
+            "unavailable_ms_p50": history.pct(un, 0.5),
+            "unavailable_ms_max": max(un) if un else None,
+            "commit_gap_ms_p50": history.pct(cg, 0.5),
+            "acks_during": sum(f["acks_during"] for f in fs),
+            "polls_during": sum(f["polls_during"] for f in fs),
+            "each": [{k: f[k] for k in (
+                "victim", "partitions", "inject_ms", "effect_ms", "duration_ms",
+                "recovered_ms", "unavailable_ms", "commit_gap_ms",
+                "acks_during", "polls_during", "commits_during")}
+                for f in fs],
+        }
+    return out
+
+
+def git_commit():
+    p = subprocess.run(["git", "-C", envs.ROOT, "rev-parse", "--short=12",
+                        "HEAD"], capture_output=True)
+    return p.stdout.decode().strip() if p.returncode == 0 else "unknown"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--env", choices=("auto", "compose", "process"),
+                    default=os.environ.get("WEIR_CHAOS_ENV", "auto"))
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--kills", type=int, default=3,
+                    help="leader-kill repetitions (default 3)")
+    ap.add_argument("--json", default=os.environ.get("WEIR_CHAOS_JSON"))
+    a = ap.parse_args()
+    chosen = [s for s in a.scenarios.split(",") if s]
+    for s in chosen:
+        if s not in SCENARIOS:
+            ap.error(f"unknown scenario {s}; known: {', '.join(SCENARIOS)}")
+    why = envs.ComposeEnv.available() if a.env != "process" else "asked"
+    if a.env == "compose" and why:
+        log(f"SKIP: compose scenarios need a Docker engine: {why}")
+        return 0
+    env = envs.ComposeEnv() if not why else envs.ProcessEnv()
+    log(f"environment: {env.describe()}"
+        + (f" (no compose: {why})" if why and a.env == "auto" else ""))
+    run = Run(env)
+    t_start = time.time()
+    try:
+        env.up()
+        envs.wait_alive(env, IDS, 30)
+        log(f"cluster up {time.time() - t_start:.1f} s after start")
+        env.weir("topic", "create", TOPIC, "--partitions", str(PARTS),
+                 "--replication-factor", "3", "--config",
+                 "min.insync.replicas=2")
+        wait_until("the topic led with full ISRs", run.settled, 30)
+        run.start_workload()
+        run.progress(2000)
+        wait_until("a first group commit", lambda: any(
+            ln.startswith("# committed") for c in run.consumers
+            for _, ln in c.lines), 60, step=0.5)
+        for s in SCENARIOS:
+            if s not in chosen:
+                continue
+            log(f"== {s}")
+            fn = getattr(run, "s_" + s.replace("-", "_"))
+            fn(a.kills) if s == "leader-kill" else fn()
+        run.finish()
+        n = sum(p.sent for p in run.producers)
+        drain = run.drain(run.acked())
+    finally:
+        for p in run.producers:
+            if p.alive():
+                p.proc.kill()
+        for c in run.consumers:
+            if c.alive():
+                c.proc.kill()
+        env.down()
+    bad, summary = history.check(run.producers, run.consumers, drain, PARTS)
+    res = {
+        "env": env.name, "describe": env.describe(),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "commit": git_commit(), "duration_s": round(time.time() - t_start),
+        "writes": {k: summary[k] for k in (
+            "attempted", "acknowledged", "failed", "indefinite",
+            "indefinite_in_log", "in_log", "consumer_reads", "commits")},
+        "violations": summary["violations"],
+        "examples": summary["examples"],
+        "scenarios": summarize(run, summary),
+    }
+    missing = [s for s in chosen if s not in res["scenarios"]]
+    res["pass"] = bad.total() == 0 and not missing and n > 0
+    print(table(env.name, res), flush=True)
+    for ex in summary["examples"]:
+        log(f"violation: {ex}")
+    if missing:
+        log(f"scenarios that did not run: {missing}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+        log(f"results written to {a.json}")
+    return 0 if res["pass"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
