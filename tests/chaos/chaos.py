@@ -406,12 +406,16 @@ def main():
         "scenarios": summarize(run, summary),
     }
     missing = [s for s in chosen if s not in res["scenarios"]]
-    res["pass"] = bad.total() == 0 and not missing and n > 0
+    res["daemon_problems"] = list(env.problems)
+    res["pass"] = (bad.total() == 0 and not missing and n > 0
+                   and not env.problems)
     print(table(env.name, res), flush=True)
     for ex in summary["examples"]:
         log(f"violation: {ex}")
     if missing:
         log(f"scenarios that did not run: {missing}")
+    for pr in env.problems:
+        log(f"daemon problem: {pr}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

@@ -46,6 +46,7 @@ class Addr:
 
 class Env:
     session_ms = 3000  # the controller's broker session timeout
+    problems = ()      # what went wrong in the daemons themselves
 
     def cli(self):
         return [CLI_BIN, "--bootstrap", self.bootstrap()]
@@ -72,6 +73,7 @@ class ProcessEnv(Env):
             and os.environ.get("WEIR_CHAOS_NETNS", "1") == "1"
         self.procs = {}
         self.logs = {}
+        self.problems = []
         self.tag = f"wc{os.getpid() % 100000}"
         self.fwd_rule = None
         if self.netns:
@@ -183,7 +185,12 @@ class ProcessEnv(Env):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait(10)
+                self.problems.append(f"{key} did not exit within 30 s of "
+                                     f"signal {sig}")
             self.logs[key].close()
+            if sig == signal.SIGTERM and p.returncode != 0:
+                self.problems.append(f"{key} exited {p.returncode} on "
+                                     f"SIGTERM (see {key}.log)")
         return True
 
     def running(self, i):
@@ -219,16 +226,28 @@ class ProcessEnv(Env):
         self.start(i)
 
     def down(self):
-        for key, p in self.procs.items():
+        """SIGTERM for every daemon still running (a clean stop must exit
+        0, leak checks included in a sanitizer build), then the logs are
+        searched for sanitizer reports."""
+        # brokers first: their controlled shutdown needs the controller
+        for key in sorted(self.procs, key=lambda k: k == "controller"):
+            p = self.procs[key]
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
-                p.kill()
-                p.wait(10)
+                self._signal(key, signal.SIGTERM)
         for f in self.logs.values():
             f.close()
+        for key, f in self.logs.items():
+            with open(f.name, "rb") as fh:
+                text = fh.read()
+            for mark in (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer",
+                         b"runtime error:"):
+                if mark in text:
+                    self.problems.append(f"{key}.log holds "
+                                         f"'{mark.decode()}'")
         if self.netns:
             self._net_down()
-        if os.environ.get("WEIR_KEEP_TMP") != "1":
+        if os.environ.get("WEIR_KEEP_TMP") != "1" and not self.problems:
             shutil.rmtree(self.tmp, ignore_errors=True)
         else:
             log(f"logs kept in {self.tmp}")
@@ -245,6 +264,7 @@ class ComposeEnv(Env):
         self.addrs = {i: f"127.0.0.1:{9091 + i}" for i in IDS}
         self.ips = {i: f"172.28.0.{10 + i}" for i in IDS}
         self.network = f"{self.project}_weir"
+        self.problems = []
 
     @staticmethod
     def available():
@@ -304,8 +324,17 @@ class ComposeEnv(Env):
         self.docker("kill", self.container(i))
         return True
 
+    def _exit_code(self, name):
+        p = self.docker("inspect", "-f", "{{.State.ExitCode}}", name,
+                        check=False)
+        return p.stdout.decode().strip()
+
     def stop(self, i):
         self.docker("stop", "-t", "20", self.container(i))
+        rc = self._exit_code(self.container(i))
+        if rc != "0":
+            self.problems.append(f"{self.container(i)} exited {rc} on "
+                                 f"docker stop")
         return True
 
     def pause(self, i):
@@ -339,6 +368,15 @@ class ComposeEnv(Env):
                 p = self.compose("logs", "--no-color", "--tail", "200", s,
                                  check=False)
                 log(f"--- {s} ---\n{p.stdout.decode()[-20000:]}")
+        # a clean stop of everything (brokers before the controller they
+        # depend on) must exit 0
+        self.compose("stop", "-t", "20", check=False)
+        for name in [self.container(i) for i in IDS] + [
+                f"{self.project}_controller_1"]:
+            rc = self._exit_code(name)
+            if rc != "0":
+                self.problems.append(f"{name} exited {rc} on docker-compose "
+                                     f"stop")
         self.compose("down", "-v", check=False)
         run("docker", "image", "rm", self.image, check=False)
 
