@@ -226,6 +226,18 @@ RULES = ("acknowledged-missing", "two-values-at-offset", "duplicate",
          "commit-backwards", "offset-gap", "unowned-partition-read")
 
 
+def against_log(bad, log_vals, what, v, p, o):
+    """Value v, seen at p:o (acknowledged there, or read there), must be
+    what the drained log holds at p:o."""
+    got = log_vals.get((p, o))
+    if got is None:
+        bad.add("acknowledged-missing", f"{what} {v} at {p}:{o}, not in the "
+                f"log")
+    elif got != v:
+        bad.add("two-values-at-offset", f"{what} {v} at {p}:{o}, the log "
+                f"holds {got}")
+
+
 def check(producers, consumers, drain, n_parts):
     """Run every rule over the history and the drain; returns
     (Violations, summary dict)."""
@@ -242,13 +254,7 @@ def check(producers, consumers, drain, n_parts):
             bad.add("two-values-at-offset", f"{at[(p, o)]} and {v} both "
                     f"acknowledged at {p}:{o}")
         at[(p, o)] = v
-        got = log_vals.get((p, o))
-        if got is None:
-            bad.add("acknowledged-missing", f"{v} acknowledged at {p}:{o}, "
-                    f"not in the log")
-        elif got != v:
-            bad.add("two-values-at-offset", f"{v} acknowledged at {p}:{o}, "
-                    f"the log holds {got}")
+        against_log(bad, log_vals, "acknowledged", v, p, o)
     where = {}
     for key, v in log_vals.items():
         if v in where:
@@ -298,13 +304,7 @@ def check(producers, consumers, drain, n_parts):
                 bad.add("consumer-backwards", f"{c.name} read {p}:{o} after "
                         f"{p}:{last[p]} in one assignment")
             last[p] = o
-            got = log_vals.get((p, o))
-            if got is None:
-                bad.add("acknowledged-missing", f"{c.name} read {v} at "
-                        f"{p}:{o}, which the log no longer holds")
-            elif got != v:
-                bad.add("two-values-at-offset", f"{c.name} read {v} at "
-                        f"{p}:{o}, the log holds {got}")
+            against_log(bad, log_vals, f"{c.name} read", v, p, o)
     n_commits = 0
     for p, seq in commits.items():
         seq.sort()
