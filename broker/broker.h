@@ -47,6 +47,11 @@ struct broker_config {
     int64_t producer_id_expiry_ms;
     char *controller; /* cluster mode: controller HOST:PORT; NULL = alone */
     char *rack;
+    bool tls;
+    char *tls_cert;
+    char *tls_key;
+    char *tls_ca;
+    char *tls_client_auth;
     int64_t heartbeat_interval_ms;
     int64_t controlled_shutdown_timeout_ms;
     int64_t replica_lag_time_max_ms;
@@ -79,6 +84,8 @@ struct broker {
     struct event_base *base;
     struct logmgr *logs;
     struct srv *srv;
+    struct ssl_ctx_st *tls_server; /* NULL without tls */
+    struct ssl_ctx_st *tls_client; /* to the controller and other brokers */
     char adv_host[256];
     uint16_t adv_port;
 

@@ -16,6 +16,7 @@
 #include "common/mem.h"
 #include "common/net/addr.h"
 #include "common/rpc.h"
+#include "common/tls.h"
 #include "common/trace.h"
 
 static void server_dispatch(void *arg, struct srv_req *req)
@@ -249,6 +250,19 @@ static int server_idem_open(struct broker *b, struct err_detail *ed)
     return 0;
 }
 
+/* TLS contexts from tls-cert, tls-key, tls-ca, tls-client-auth; the
+ * same certificate identifies this broker to the controller and its
+ * peers. */
+static int server_tls(struct broker *b, struct err_detail *ed)
+{
+    if (!b->cfg.tls) {
+        return 0;
+    }
+    return tls_daemon_ctxs(b->cfg.tls_cert, b->cfg.tls_key, b->cfg.tls_ca,
+                           b->cfg.tls_client_auth, &b->tls_server,
+                           &b->tls_client, ed);
+}
+
 int server_open(struct broker *b, struct err_detail *ed)
 {
     struct srv_config sc;
@@ -286,6 +300,11 @@ int server_open(struct broker *b, struct err_detail *ed)
     sc.max_inflight_per_conn = (uint32_t)b->cfg.max_inflight_per_connection;
     sc.idle_timeout_ms = (uint32_t)b->cfg.idle_timeout_ms;
     sc.frame_timeout_ms = (uint32_t)b->cfg.frame_timeout_ms;
+    rv = server_tls(b, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    sc.tls = b->tls_server;
     rv = srv_open(b->base, b->cfg.listen, &sc, server_dispatch, b, &b->srv, ed);
     if (rv != 0) {
         return rv;
@@ -375,4 +394,7 @@ void server_close(struct broker *b)
         event_base_free(b->base);
     }
     mem_free(b->dirty);
+    tls_ctx_free(b->tls_server);
+    tls_ctx_free(b->tls_client);
+    b->tls_server = b->tls_client = NULL;
 }

@@ -5,6 +5,7 @@
 
 #include "common/mem.h"
 #include "common/names.h"
+#include "common/tls.h"
 
 #ifndef WEIR_VERSION_STRING
 #define WEIR_VERSION_STRING "0.0.0"
@@ -23,6 +24,10 @@ void weir_client_config_init(struct weir_client_config *cfg)
     cfg->request_timeout_ms = 30000;
     cfg->max_frame_bytes = 64u * 1024 * 1024;
     cfg->clock = NULL;
+    cfg->tls = false;
+    cfg->tls_ca = NULL;
+    cfg->tls_cert = NULL;
+    cfg->tls_key = NULL;
 }
 
 int weir_client_new(const struct weir_client_config *cfg,
@@ -58,6 +63,17 @@ int weir_client_new(const struct weir_client_config *cfg,
     c->conn_opts.client_id = c->client_id;
     c->conn_opts.connect_timeout_ms = c->cfg.connect_timeout_ms;
     c->conn_opts.max_frame_bytes = c->cfg.max_frame_bytes;
+    if (c->cfg.tls) {
+        struct tls_files f = {c->cfg.tls_cert, c->cfg.tls_key, c->cfg.tls_ca,
+                              false};
+        rv = tls_client_ctx(&f, &c->tls, ed);
+        if (rv != 0) {
+            goto fail;
+        }
+        c->conn_opts.tls = c->tls;
+    }
+    /* the file names are not kept */
+    c->cfg.tls_ca = c->cfg.tls_cert = c->cfg.tls_key = NULL;
     if (pool_new(&c->conn_opts, c->clock, &c->pool) != 0) {
         rv = err_set(ed, WEIR_ENOMEM, "out of memory");
         goto fail;
@@ -84,6 +100,7 @@ void weir_client_free(struct weir_client *c)
      * still touch the metadata cache. */
     pool_free(c->pool);
     metadata_free(c->md);
+    tls_ctx_free(c->tls);
     mem_free(c->bootstrap);
     mem_free(c->client_id);
     mem_free(c);

@@ -17,8 +17,9 @@ struct weir_client {
     struct weir_client_config cfg; /* strings point at the copies above */
     struct conn_opts conn_opts;    /* borrowed by the pool */
     const struct clock *clock;
-    struct pool *pool;   /* owned; freed before md */
-    struct metadata *md; /* owned */
+    struct pool *pool;      /* owned; freed before md */
+    struct metadata *md;    /* owned */
+    struct ssl_ctx_st *tls; /* owned; NULL without TLS */
 };
 
 static inline uint64_t client_now_ms(const struct weir_client *c)

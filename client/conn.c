@@ -6,7 +6,11 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/ssl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -15,6 +19,7 @@
 #include "common/frame.h"
 #include "common/mem.h"
 #include "common/rpc.h"
+#include "common/tls.h"
 
 #define CONN_READ_CHUNK (256u * 1024)
 #define CONN_MAX_READS                                                         \
@@ -34,10 +39,13 @@ struct conn_req {
     void *arg;
 };
 
-enum conn_state { CONN_CONNECTING, CONN_UP, CONN_CLOSED };
+/* CONNECTING: TCP; HANDSHAKE: TLS (when opts.tls). */
+enum conn_state { CONN_CONNECTING, CONN_HANDSHAKE, CONN_UP, CONN_CLOSED };
 
 struct conn {
     int fd;
+    SSL *ssl;        /* with opts.tls, from the TCP connect on */
+    short hs_events; /* what the TLS handshake waits for */
     enum conn_state state;
     char *host;
     uint16_t port;
@@ -58,6 +66,8 @@ struct conn {
     uint64_t closed_ms;
     char close_reason[512];
 };
+
+void conn_close(struct conn *c, int err, const char *msg);
 
 static void conn_set_name(struct conn *c)
 {
@@ -87,6 +97,96 @@ conn_resolve(struct conn *c, struct addrinfo **res, struct err_detail *ed)
     return 0;
 }
 
+/* OpenSSL writes to the socket with write(2): a peer that has gone would
+ * raise SIGPIPE in the application. Block it around TLS writes and take
+ * back one that this thread caused (the way libpq and libcurl do). */
+struct conn_sigpipe {
+    sigset_t old;
+    bool was_pending;
+};
+
+static void conn_sigpipe_block(struct conn_sigpipe *s)
+{
+    sigset_t pipe;
+    sigset_t pending;
+
+    (void)sigemptyset(&pipe);
+    (void)sigaddset(&pipe, SIGPIPE);
+    (void)sigpending(&pending);
+    s->was_pending = sigismember(&pending, SIGPIPE) == 1;
+    (void)pthread_sigmask(SIG_BLOCK, &pipe, &s->old);
+}
+
+static void conn_sigpipe_restore(struct conn_sigpipe *s)
+{
+    sigset_t pipe;
+    sigset_t pending;
+    struct timespec zero = {0, 0};
+
+    (void)sigemptyset(&pipe);
+    (void)sigaddset(&pipe, SIGPIPE);
+    (void)sigpending(&pending);
+    if (!s->was_pending && sigismember(&pending, SIGPIPE) == 1) {
+        (void)sigtimedwait(&pipe, NULL, &zero);
+    }
+    (void)pthread_sigmask(SIG_SETMASK, &s->old, NULL);
+}
+
+static void conn_tls_fail(struct conn *c, const char *what)
+{
+    char why[500];
+    char msg[900];
+
+    tls_last_error(c->ssl, why, sizeof(why));
+    (void)snprintf(msg, sizeof(msg), "%s %s: %s", what, c->name, why);
+    conn_close(c, WEIR_ENETWORK, msg);
+}
+
+/* Drive the TLS handshake as far as the socket allows. */
+static void conn_tls_handshake(struct conn *c)
+{
+    struct conn_sigpipe sp;
+    int r;
+
+    conn_sigpipe_block(&sp);
+    r = SSL_do_handshake(c->ssl);
+    conn_sigpipe_restore(&sp);
+
+    if (r == 1) {
+        c->state = CONN_UP;
+        c->was_up = true;
+        return;
+    }
+    switch (SSL_get_error(c->ssl, r)) {
+    case SSL_ERROR_WANT_READ:
+        c->hs_events = POLLIN;
+        break;
+    case SSL_ERROR_WANT_WRITE:
+        c->hs_events = POLLOUT;
+        break;
+    default:
+        conn_tls_fail(c, "TLS handshake failed with");
+        break;
+    }
+}
+
+/* TCP is up: plain connections are ready, TLS ones start the handshake. */
+static void conn_tcp_up(struct conn *c)
+{
+    if (c->opts.tls == NULL) {
+        c->state = CONN_UP;
+        c->was_up = true;
+        return;
+    }
+    c->ssl = tls_client_new(c->opts.tls, c->host);
+    if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1) {
+        conn_tls_fail(c, "cannot start TLS with");
+        return;
+    }
+    c->state = CONN_HANDSHAKE;
+    conn_tls_handshake(c);
+}
+
 static int conn_connect(struct conn *c, uint64_t now_ms, struct err_detail *ed)
 {
     struct addrinfo *res = NULL;
@@ -111,9 +211,9 @@ static int conn_connect(struct conn *c, uint64_t now_ms, struct err_detail *ed)
     rv = connect(c->fd, res->ai_addr, res->ai_addrlen);
     e = errno;
     freeaddrinfo(res);
+    c->connect_deadline_ms = now_ms + c->opts.connect_timeout_ms;
     if (rv == 0) {
-        c->state = CONN_UP;
-        c->was_up = true;
+        conn_tcp_up(c);
         return 0;
     }
     if (e != EINPROGRESS) {
@@ -121,7 +221,6 @@ static int conn_connect(struct conn *c, uint64_t now_ms, struct err_detail *ed)
                        strerror(e));
     }
     c->state = CONN_CONNECTING;
-    c->connect_deadline_ms = now_ms + c->opts.connect_timeout_ms;
     return 0;
 }
 
@@ -192,6 +291,16 @@ void conn_close(struct conn *c, int err, const char *msg)
     c->state = CONN_CLOSED;
     c->close_err = err;
     (void)snprintf(c->close_reason, sizeof(c->close_reason), "%s", msg);
+    if (c->ssl != NULL) {
+        if (SSL_is_init_finished(c->ssl)) {
+            struct conn_sigpipe sp;
+            conn_sigpipe_block(&sp);
+            (void)SSL_shutdown(c->ssl); /* close_notify, if it fits */
+            conn_sigpipe_restore(&sp);
+        }
+        SSL_free(c->ssl);
+        c->ssl = NULL;
+    }
     if (c->fd >= 0) {
         (void)close(c->fd);
         c->fd = -1;
@@ -339,8 +448,27 @@ static void conn_write(struct conn *c)
     ssize_t n;
 
     while (c->wpos < c->wbuf.len) {
-        n = send(c->fd, c->wbuf.data + c->wpos, c->wbuf.len - c->wpos,
-                 MSG_NOSIGNAL);
+        if (c->ssl != NULL) {
+            size_t len = c->wbuf.len - c->wpos;
+            struct conn_sigpipe sp;
+            int r;
+            conn_sigpipe_block(&sp);
+            r = SSL_write(c->ssl, c->wbuf.data + c->wpos,
+                          len > INT32_MAX ? INT32_MAX : (int)len);
+            conn_sigpipe_restore(&sp);
+            if (r <= 0) {
+                int e = SSL_get_error(c->ssl, r);
+                if (e != SSL_ERROR_WANT_WRITE && e != SSL_ERROR_WANT_READ) {
+                    conn_tls_fail(c, "TLS connection lost to");
+                    return;
+                }
+                break;
+            }
+            n = r;
+        } else {
+            n = send(c->fd, c->wbuf.data + c->wpos, c->wbuf.len - c->wpos,
+                     MSG_NOSIGNAL);
+        }
         if (n < 0) {
             if (errno == EINTR) {
                 continue;
@@ -490,7 +618,35 @@ static void conn_read(struct conn *c)
             conn_close(c, WEIR_ENOMEM, msg);
             return;
         }
-        n = read(c->fd, c->rbuf.data + c->rbuf.len, c->rbuf.cap - c->rbuf.len);
+        if (c->ssl != NULL) {
+            size_t room = c->rbuf.cap - c->rbuf.len;
+            struct conn_sigpipe sp;
+            int saved;
+            int r;
+            conn_sigpipe_block(&sp);
+            errno = 0;
+            r = SSL_read(c->ssl, c->rbuf.data + c->rbuf.len,
+                         room > INT32_MAX ? INT32_MAX : (int)room);
+            saved = errno;
+            conn_sigpipe_restore(&sp);
+            errno = saved;
+            if (r <= 0) {
+                int e = SSL_get_error(c->ssl, r);
+                if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+                    return;
+                }
+                if (e != SSL_ERROR_ZERO_RETURN &&
+                    !(e == SSL_ERROR_SYSCALL && errno == 0)) {
+                    conn_tls_fail(c, "TLS connection lost to");
+                    return;
+                }
+                r = 0; /* closed */
+            }
+            n = r;
+        } else {
+            n = read(c->fd, c->rbuf.data + c->rbuf.len,
+                     c->rbuf.cap - c->rbuf.len);
+        }
         if (n == 0) {
             (void)snprintf(msg, sizeof(msg),
                            "connection to %s closed by the broker", c->name);
@@ -523,8 +679,7 @@ static void conn_finish_connect(struct conn *c)
         conn_close_errno(c, "cannot connect to", e);
         return;
     }
-    c->state = CONN_UP;
-    c->was_up = true;
+    conn_tcp_up(c);
 }
 
 static void conn_check_deadlines(struct conn *c, uint64_t now_ms)
@@ -532,7 +687,8 @@ static void conn_check_deadlines(struct conn *c, uint64_t now_ms)
     struct conn_req *r;
     char msg[400];
 
-    if (c->state == CONN_CONNECTING && now_ms >= c->connect_deadline_ms) {
+    if ((c->state == CONN_CONNECTING || c->state == CONN_HANDSHAKE) &&
+        now_ms >= c->connect_deadline_ms) {
         (void)snprintf(msg, sizeof(msg),
                        "cannot connect to %s: timed out after %u ms", c->name,
                        c->opts.connect_timeout_ms);
@@ -554,6 +710,9 @@ void conn_handle(struct conn *c, short revents, uint64_t now_ms)
     if (c->state == CONN_CONNECTING &&
         (revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
         conn_finish_connect(c);
+    } else if (c->state == CONN_HANDSHAKE &&
+               (revents & (POLLIN | POLLOUT | POLLERR | POLLHUP)) != 0) {
+        conn_tls_handshake(c);
     }
     if (c->state == CONN_UP && (revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
         conn_read(c);
@@ -577,7 +736,7 @@ uint64_t conn_next_deadline(const struct conn *c)
     if (c->state == CONN_CLOSED) {
         return d;
     }
-    if (c->state == CONN_CONNECTING) {
+    if (c->state == CONN_CONNECTING || c->state == CONN_HANDSHAKE) {
         d = c->connect_deadline_ms;
     }
     for (r = c->head; r != NULL; r = r->next) {
@@ -598,6 +757,8 @@ short conn_events(const struct conn *c)
     switch (c->state) {
     case CONN_CONNECTING:
         return POLLOUT;
+    case CONN_HANDSHAKE:
+        return c->hs_events;
     case CONN_UP:
         return (short)(POLLIN | (c->wpos < c->wbuf.len ? POLLOUT : 0));
     default:

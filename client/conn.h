@@ -18,11 +18,13 @@
 #include "proto/weir.pb-c.h"
 
 struct conn; /* opaque: conn.c */
+struct ssl_ctx_st;
 
 struct conn_opts {
     const char *client_id; /* borrowed for the connection's life */
     uint32_t connect_timeout_ms;
     uint32_t max_frame_bytes; /* reply frames beyond this close it */
+    struct ssl_ctx_st *tls;   /* TLS (tls_client_ctx); NULL = plain */
 };
 
 /* What a request's callback receives. */

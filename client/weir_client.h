@@ -33,9 +33,17 @@ struct weir_client_config {
     uint32_t request_timeout_ms; /* per request (fetch adds max_wait) */
     uint32_t max_frame_bytes;    /* larger responses close the connection */
     const struct clock *clock;   /* NULL = clock_system(); borrowed */
+    /* TLS to every broker (TLS 1.2 at least; the broker's certificate
+     * must match the address's host name or IP and chain to tls_ca, else
+     * the system's CAs); tls_cert and tls_key, if set, are presented for
+     * mutual TLS. Files are read by weir_client_new. */
+    bool tls;
+    const char *tls_ca;
+    const char *tls_cert;
+    const char *tls_key;
 };
 
-/* Defaults: WEIR_DEFAULT_BOOTSTRAP, "weir", 5 s, 30 s, 64 MiB. */
+/* Defaults: WEIR_DEFAULT_BOOTSTRAP, "weir", 5 s, 30 s, 64 MiB, no TLS. */
 void weir_client_config_init(struct weir_client_config *cfg);
 
 /* Parse the bootstrap list but connect to nothing yet (the first call that

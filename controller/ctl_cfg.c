@@ -82,6 +82,19 @@ const struct cfg_option ctl_options[] = {
             rebalance_interval_ms,
             0,
             (int64_t)CTL_MAX_INTERVAL_MS),
+    OPT_BOOL("tls", "false", "speak TLS on the listener", tls),
+    OPT_STR("tls-cert", NULL, "TLS: certificate chain (PEM)", tls_cert),
+    OPT_STR("tls-key", NULL, "TLS: private key of tls-cert (PEM)", tls_key),
+    OPT_STR("tls-ca",
+            NULL,
+            "TLS: CAs (PEM) that sign client certificates, for "
+            "tls-client-auth",
+            tls_ca),
+    OPT_STR("tls-client-auth",
+            "none",
+            "TLS: none, or required (mutual TLS: brokers and clients "
+            "present a certificate signed by tls-ca)",
+            tls_client_auth),
     OPT_BOOL("unclean-leader-election",
              "false",
              "elect a leader from outside the ISR when no ISR member is "

@@ -12,6 +12,7 @@
 
 #include "common/mem.h"
 #include "common/net/addr.h"
+#include "common/tls.h"
 #include "common/trace.h"
 
 /* A broker's id list as "1,2,3" for traces. */
@@ -299,6 +300,12 @@ static int ctl_io_listen(struct ctl_server *s, struct err_detail *ed)
     sc.max_inflight_per_conn = 64;
     sc.idle_timeout_ms = 600000;
     sc.frame_timeout_ms = 30000;
+    if (s->cfg.tls && (rv = tls_daemon_ctxs(
+                           s->cfg.tls_cert, s->cfg.tls_key, s->cfg.tls_ca,
+                           s->cfg.tls_client_auth, &s->tls, NULL, ed)) != 0) {
+        return rv;
+    }
+    sc.tls = s->tls;
     rv =
         srv_open(s->base, s->cfg.listen, &sc, ctl_rpc_dispatch, s, &s->srv, ed);
     if (rv != 0) {
@@ -386,6 +393,8 @@ void ctl_server_close(struct ctl_server *s)
         s->srv = NULL;
         trace_info("controller", "event=shutdown_complete clean=true");
     }
+    tls_ctx_free(s->tls);
+    s->tls = NULL;
     ctl_io_free_event(s->tick_ev);
     ctl_io_free_event(s->sig_term);
     ctl_io_free_event(s->sig_int);

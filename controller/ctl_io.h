@@ -37,6 +37,11 @@ struct ctl_server_config {
     int64_t snapshot_every_records;
     int64_t max_frame_bytes;
     int64_t metadata_max_wait_ms;
+    bool tls;
+    char *tls_cert;
+    char *tls_key;
+    char *tls_ca;
+    char *tls_client_auth;
 };
 
 extern const struct cfg_option ctl_options[];
@@ -50,6 +55,7 @@ struct ctl_server {
     const struct clock *clock;
     struct event_base *base;
     struct srv *srv;
+    struct ssl_ctx_st *tls; /* the listener's, NULL without tls */
     struct ctl_log *log;
     struct ctl_core *core;  /* NULL only when a rebuild failed */
     struct ctl_actions act; /* of the latest step */

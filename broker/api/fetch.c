@@ -287,8 +287,10 @@ fetch_answer(struct srv_req *req, Weir__Request *r, struct fetch_plan *p)
         return;
     }
     /* file segments stay file segments (sendfile) only in a buffer that
-     * drains to a socket */
-    (void)evbuffer_set_flags(payload, EVBUFFER_FLAG_DRAINS_TO_FD);
+     * drains to a socket; through TLS they are mapped and encrypted */
+    if (!req->tls) {
+        (void)evbuffer_set_flags(payload, EVBUFFER_FLAG_DRAINS_TO_FD);
+    }
     for (i = 0; i < p->n; i++) {
         if (fetch_attach(payload, p, i) != 0) {
             p->res[i].error_code = WEIR_EIO;

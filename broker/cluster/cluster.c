@@ -328,6 +328,10 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
         cluster_free(c);
         return err_set(ed, WEIR_ENOMEM, "out of memory");
     }
+    if (b->tls_client != NULL) {
+        cconn_use_tls(c->rpc, b->tls_client);
+        cconn_use_tls(c->fetch, b->tls_client);
+    }
     cluster_arm(c->heartbeat_timer, (uint64_t)b->cfg.heartbeat_interval_ms);
     cluster_register(c);
     cluster_fetch(c);

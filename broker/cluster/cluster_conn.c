@@ -6,9 +6,13 @@
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -18,6 +22,7 @@
 #include "common/mem.h"
 #include "common/net/addr.h"
 #include "common/rpc.h"
+#include "common/tls.h"
 
 #define CCONN_MAX_FRAME (64u * 1024 * 1024)
 
@@ -38,6 +43,7 @@ struct cconn {
     struct cconn_call *tail;
     uint32_t n_pending;
     uint32_t next_corr;
+    SSL_CTX *tls; /* borrowed; NULL = plain */
 };
 
 static void cconn_fail_all(struct cconn *c, int err, const char *why)
@@ -153,8 +159,15 @@ static void cconn_event_cb(struct bufferevent *bev, short what, void *arg)
         return;
     }
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
-        cconn_fail_all(c, WEIR_ENETWORK,
-                       what & BEV_EVENT_EOF ? "closed" : "connection failed");
+        char why[300] = "connection failed";
+        unsigned long e;
+        if (c->tls != NULL && (what & BEV_EVENT_ERROR) &&
+            (e = bufferevent_get_openssl_error(bev)) != 0) {
+            char reason[256];
+            ERR_error_string_n(e, reason, sizeof(reason));
+            (void)snprintf(why, sizeof(why), "TLS: %s", reason);
+        }
+        cconn_fail_all(c, WEIR_ENETWORK, what & BEV_EVENT_EOF ? "closed" : why);
     }
 }
 
@@ -222,7 +235,35 @@ static int cconn_connect(struct cconn *c)
     if (addr_parse(c->address, &ss, &len, &ed) != 0) {
         return WEIR_ENETWORK;
     }
-    c->bev = bufferevent_socket_new(c->base, -1, 0 | BEV_OPT_CLOSE_ON_FREE);
+    if (c->tls != NULL) {
+        char host[256];
+        const char *colon = strrchr(c->address, ':');
+        size_t n = colon != NULL ? (size_t)(colon - c->address) : 0;
+        const char *h = c->address;
+        SSL *ssl;
+        if (n >= 2 && h[0] == '[' && h[n - 1] == ']') {
+            h++;
+            n -= 2;
+        }
+        if (n == 0 || n >= sizeof(host)) {
+            return WEIR_ENETWORK;
+        }
+        memcpy(host, h, n);
+        host[n] = '\0';
+        ssl = tls_client_new(c->tls, host);
+        if (ssl == NULL) {
+            return WEIR_ENOMEM;
+        }
+        /* the bufferevent owns the session from here */
+        c->bev = bufferevent_openssl_socket_new(c->base, -1, ssl,
+                                                BUFFEREVENT_SSL_CONNECTING,
+                                                BEV_OPT_CLOSE_ON_FREE);
+        if (c->bev != NULL) {
+            bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+        }
+    } else {
+        c->bev = bufferevent_socket_new(c->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    }
     if (c->bev == NULL) {
         return WEIR_ENOMEM;
     }
@@ -235,6 +276,11 @@ static int cconn_connect(struct cconn *c)
         return WEIR_ENETWORK;
     }
     return 0;
+}
+
+void cconn_use_tls(struct cconn *c, SSL_CTX *tls)
+{
+    c->tls = tls;
 }
 
 int cconn_call(struct cconn *c,

@@ -15,6 +15,7 @@
 
 struct event_base;
 struct cconn;
+struct ssl_ctx_st;
 
 /* The answer to one call. err != 0: transport failure or an envelope
  * error (resp may then be NULL; ed says why). resp and payload are
@@ -34,6 +35,9 @@ cconn_new(struct event_base *base, const char *address, struct cconn **out);
  * NULL is a no-op. */
 void cconn_free(struct cconn *c);
 
+/* Speak TLS on every later connect (tls_client_ctx; borrowed, must
+ * outlive c), checking the address's host against the certificate. */
+void cconn_use_tls(struct cconn *c, struct ssl_ctx_st *tls);
 /* Send req (under a correlation id of this connection; req is left as
  * it was) and call fn once with the
  * answer, never from inside this call. timeout_ms bounds the wait.

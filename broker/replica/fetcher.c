@@ -106,7 +106,13 @@ static int fetcher_connect(struct fetcher *f)
     cconn_free(f->conn);
     f->conn = NULL;
     (void)snprintf(f->addr, sizeof(f->addr), "%s", addr);
-    return cconn_new(f->io->b->base, f->addr, &f->conn);
+    if (cconn_new(f->io->b->base, f->addr, &f->conn) != 0) {
+        return WEIR_ENOMEM;
+    }
+    if (f->io->b->tls_client != NULL) {
+        cconn_use_tls(f->conn, f->io->b->tls_client);
+    }
+    return 0;
 }
 
 /* Truncate a diverging log to end (never above its end) with its cache. */

@@ -59,11 +59,41 @@ int cli_failf(const char *fmt, ...)
     return CLI_EXIT_FAIL;
 }
 
+/* TLS settings: global options, then the command's, then WEIR_TLS,
+ * WEIR_CA, WEIR_CERT, WEIR_KEY. */
+static struct {
+    bool tls;
+    const char *ca;
+    const char *cert;
+    const char *key;
+} cli_tls;
+
+void cli_tls_from_args(const struct args *a)
+{
+    cli_tls.tls = cli_tls.tls || args_has(a, "tls");
+    if (args_get(a, "ca") != NULL) {
+        cli_tls.ca = args_get(a, "ca");
+    }
+    if (args_get(a, "cert") != NULL) {
+        cli_tls.cert = args_get(a, "cert");
+    }
+    if (args_get(a, "key") != NULL) {
+        cli_tls.key = args_get(a, "key");
+    }
+}
+
+static const char *cli_env(const char *name)
+{
+    const char *v = getenv(name);
+    return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
 const char *cli_bootstrap(const struct args *a, const char *global_bs)
 {
     const char *bs = args_get(a, "bootstrap");
     const char *env;
 
+    cli_tls_from_args(a);
     if (bs != NULL) {
         return bs;
     }
@@ -82,6 +112,14 @@ int cli_client_open(const char *bootstrap, struct weir_client **out)
     weir_client_config_init(&cfg);
     cfg.bootstrap = bootstrap;
     cfg.client_id = "weir-cli";
+    cfg.tls = cli_tls.tls || (cli_env("WEIR_TLS") != NULL &&
+                              strcmp(cli_env("WEIR_TLS"), "0") != 0);
+    cfg.tls_ca = cli_tls.ca != NULL ? cli_tls.ca : cli_env("WEIR_CA");
+    cfg.tls_cert = cli_tls.cert != NULL ? cli_tls.cert : cli_env("WEIR_CERT");
+    cfg.tls_key = cli_tls.key != NULL ? cli_tls.key : cli_env("WEIR_KEY");
+    if (!cfg.tls && (cfg.tls_ca != NULL || cfg.tls_cert != NULL)) {
+        cfg.tls = true; /* a CA or a certificate means TLS */
+    }
     if (weir_client_new(&cfg, out, &ed) != 0) {
         return ed.code == WEIR_EINVALID_ARGUMENT ? cli_usage(NULL, "%s", ed.msg)
                                                  : cli_fail(&ed);

@@ -23,6 +23,13 @@
     {"bootstrap", 0, ARGS_VALUE, "HOST:PORT[,...]",                            \
      "brokers to start from (else $WEIR_BOOTSTRAP, "                           \
      "else " WEIR_DEFAULT_BOOTSTRAP ")"},                                      \
+        {"tls", 0, ARGS_FLAG, NULL, "connect with TLS (else $WEIR_TLS=1)"},    \
+        {"ca", 0, ARGS_VALUE, "FILE",                                          \
+         "TLS: CAs that sign the brokers' certificates (else $WEIR_CA, else "  \
+         "the system's)"},                                                     \
+        {"cert", 0, ARGS_VALUE, "FILE",                                        \
+         "TLS: client certificate for mutual TLS (else $WEIR_CERT)"},          \
+        {"key", 0, ARGS_VALUE, "FILE", "TLS: key of --cert (else $WEIR_KEY)"}, \
     {                                                                          \
         "help", 'h', ARGS_FLAG, NULL, "show this help"                         \
     }
@@ -40,6 +47,9 @@ int cli_failf(const char *fmt, ...) WEIR_PRINTF(1, 2);
 /* Bootstrap list: --bootstrap, $WEIR_BOOTSTRAP, default. global_bs is
  * the value given before the command, if any. */
 const char *cli_bootstrap(const struct args *a, const char *global_bs);
+/* Take --tls, --ca, --cert, --key from parsed options for the client
+ * cli_client_open makes (cli_bootstrap does this for a command's). */
+void cli_tls_from_args(const struct args *a);
 
 /* A client for the bootstrap list, or CLI_EXIT_* with the message out. */
 int cli_client_open(const char *bootstrap, struct weir_client **out);

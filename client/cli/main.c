@@ -14,7 +14,8 @@ static const struct args_spec main_specs[] = {
 static void main_usage(FILE *f)
 {
     (void)fprintf(
-        f, "Usage: weir [--bootstrap HOST:PORT[,...]] COMMAND [ARGS]\n"
+        f, "Usage: weir [--bootstrap HOST:PORT[,...]] [--tls [--ca FILE]\n"
+           "            [--cert FILE --key FILE]] COMMAND [ARGS]\n"
            "\n"
            "Commands:\n"
            "  topic create NAME --partitions N   create a topic\n"
@@ -66,6 +67,7 @@ int main(int argc, char **argv)
         return CLI_EXIT_USAGE;
     }
     bs = args_get(&a, "bootstrap");
+    cli_tls_from_args(&a);
     cmd = argv[used + 1];
     argc -= used + 2;
     argv += used + 2;

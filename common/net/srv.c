@@ -5,10 +5,13 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -19,6 +22,7 @@
 #include "common/mem.h"
 #include "common/net/addr.h"
 #include "common/rpc.h"
+#include "common/tls.h"
 #include "common/trace.h"
 
 /* Stop reading requests while this much response data waits to be sent:
@@ -32,6 +36,8 @@ struct srv_conn {
     struct bufferevent *bev;
     char peer[64];
     char ip[48];
+    char principal[256]; /* TLS client certificate subject, once known */
+    bool principal_known;
     struct srv_req *head; /* oldest request not yet written out */
     struct srv_req *tail;
     uint32_t n_inflight;
@@ -64,6 +70,7 @@ struct srv {
     uint32_t n_conns;
     uint16_t port;
     uint64_t refused;
+    uint64_t tls_failures;
 };
 
 static void conn_process(struct srv_conn *c);
@@ -237,6 +244,7 @@ static bool conn_take_frame(struct srv_conn *c)
     req->payload_len = c->frame.payload_len;
     req->received_us = clock_mono_us();
     req->peer = c->peer;
+    req->tls = c->srv->cfg.tls != NULL;
     if (c->tail != NULL) {
         c->tail->next = req;
     } else {
@@ -317,6 +325,27 @@ static void conn_frame_timeout_cb(evutil_socket_t fd, short what, void *arg)
     conn_close(c, "partial frame timed out");
 }
 
+/* A TLS connection failed (handshake refused: no client certificate, an
+ * old protocol version, plain text on a TLS port): say why. */
+static void srv_log_tls_error(struct srv_conn *c)
+{
+    unsigned long e;
+    char why[256] = "";
+
+    while ((e = bufferevent_get_openssl_error(c->bev)) != 0) {
+        if (ERR_GET_LIB(e) != 0) {
+            ERR_error_string_n(e, why, sizeof(why));
+        }
+    }
+    /* one line per 100 failures: a scanner must not flood the log */
+    if ((c->srv->tls_failures++ % 100) == 0) {
+        trace_info("net",
+                   "event=tls_error peer=%s reason=\"%s\" failures_total=%llu",
+                   c->peer, why[0] != '\0' ? why : "connection reset",
+                   (unsigned long long)c->srv->tls_failures);
+    }
+}
+
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct srv_conn *c = arg;
@@ -328,6 +357,9 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg)
         conn_close(c, "idle");
     } else if (what & (BEV_EVENT_ERROR | BEV_EVENT_EOF)) {
         struct srv *s = c->srv;
+        if (s->cfg.tls != NULL && (what & BEV_EVENT_ERROR)) {
+            srv_log_tls_error(c);
+        }
         bool tagged = c->tagged;
         int64_t id = c->tag_id;
         int64_t epoch = c->tag_epoch;
@@ -426,7 +458,22 @@ static void srv_accept_cb(struct evconnlistener *lev,
     c->srv = s;
     memcpy(c->ip, ip, sizeof(c->ip));
     memcpy(c->peer, peer, sizeof(c->peer));
-    c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    if (s->cfg.tls != NULL) {
+        /* the bufferevent owns the session and frees it */
+        SSL *ssl = SSL_new(s->cfg.tls);
+        c->bev = ssl == NULL
+                     ? NULL
+                     : bufferevent_openssl_socket_new(s->base, fd, ssl,
+                                                      BUFFEREVENT_SSL_ACCEPTING,
+                                                      BEV_OPT_CLOSE_ON_FREE);
+        /* on failure libevent has freed the session (CLOSE_ON_FREE); a
+         * peer that closes without a TLS close_notify has just left */
+        if (c->bev != NULL) {
+            bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+        }
+    } else {
+        c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+    }
     c->frame_timer = evtimer_new(s->base, conn_frame_timeout_cb, c);
     c->resume_ev = event_new(s->base, -1, 0, conn_resume_cb, c);
     if (c->bev == NULL || c->frame_timer == NULL || c->resume_ev == NULL) {
@@ -549,6 +596,24 @@ void srv_req_tag(struct srv_req *req, int64_t tag_id, int64_t tag_epoch)
         req->conn->tag_id = tag_id;
         req->conn->tag_epoch = tag_epoch;
     }
+}
+
+const char *srv_req_principal(const struct srv_req *req)
+{
+    struct srv_conn *c = req->conn;
+    SSL *ssl;
+
+    if (c == NULL || c->srv->cfg.tls == NULL) {
+        return "";
+    }
+    if (!c->principal_known) {
+        ssl = bufferevent_openssl_get_ssl(c->bev);
+        if (ssl != NULL) {
+            tls_peer_subject(ssl, c->principal, sizeof(c->principal));
+        }
+        c->principal_known = true;
+    }
+    return c->principal;
 }
 
 uint16_t srv_port(const struct srv *s)

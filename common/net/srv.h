@@ -16,6 +16,7 @@
 
 struct event_base;
 struct evbuffer;
+struct ssl_ctx_st;
 struct srv;
 struct srv_conn;
 
@@ -27,6 +28,8 @@ struct srv_config {
     uint32_t max_inflight_per_conn;  /* stop reading past this many */
     uint32_t idle_timeout_ms;        /* close after this long unheard */
     uint32_t frame_timeout_ms;       /* a started frame must end by then */
+    struct ssl_ctx_st *tls;          /* TLS on every connection (tls_server_ctx;
+                                        borrowed, outlives the server); NULL = plain */
 };
 
 /* One request. Owned by the server until srv_req_respond/srv_req_finish;
@@ -39,6 +42,8 @@ struct srv_req {
     uint32_t payload_len;
     uint64_t received_us; /* monotonic, for latency */
     const char *peer;     /* "ip:port" of the client */
+    bool tls;             /* came over TLS: answer with bytes in memory,
+                             not file segments (no sendfile through TLS) */
     void *user;           /* for the handler */
     /* private */
     struct evbuffer *out;
@@ -89,6 +94,10 @@ void srv_req_respond(struct srv_req *req,
                      bool close_after);
 /* Finish without a response (acks=0 produce). */
 void srv_req_finish(struct srv_req *req);
+/* The TLS client certificate's subject ("CN=...") of the request's
+ * connection; "" without TLS, without a client certificate, or once the
+ * connection is gone. */
+const char *srv_req_principal(const struct srv_req *req);
 /* True when the client has gone and nobody will read an answer. */
 static inline bool srv_req_orphaned(const struct srv_req *req)
 {
