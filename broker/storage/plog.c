@@ -282,6 +282,15 @@ static int plog_validate(const struct plog *log,
         if (whole.len == 0) {
             return 0;
         }
+        /* The broker reads no compressed batch (and libweir writes none):
+         * one would be stored unchecked, with an offset span its records
+         * do not back, and no consumer could read past it. */
+        if ((h.attributes & BATCH_ATTR_CODEC_MASK) != BATCH_CODEC_NONE) {
+            return err_set(ed, WEIR_EUNSUPPORTED_COMPRESSION,
+                           "batch %u: compression codec %d is not supported; "
+                           "send uncompressed batches",
+                           *n_batches, h.attributes & BATCH_ATTR_CODEC_MASK);
+        }
         (*n_batches)++;
         *n_offsets += (int64_t)h.last_offset_delta + 1;
     }
