@@ -30,6 +30,7 @@ struct broker_config {
     int64_t max_connections;
     int64_t max_connections_per_ip;
     int64_t max_inflight_per_connection;
+    int64_t max_queued_response_bytes;
     int64_t idle_timeout_ms;
     int64_t frame_timeout_ms;
     int64_t segment_bytes;

@@ -54,6 +54,13 @@ const struct cfg_option broker_options[] = {
             max_inflight_per_connection,
             1,
             100000),
+    OPT_INT("max-queued-response-bytes",
+            "134217728",
+            "answers queued on all connections together: past this, a "
+            "connection whose answers are unread is not read (0 = no limit)",
+            max_queued_response_bytes,
+            0,
+            INT64_MAX),
     OPT_INT("idle-timeout-ms",
             "600000",
             "close a connection silent for this long",

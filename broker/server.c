@@ -300,6 +300,7 @@ int server_open(struct broker *b, struct err_detail *ed)
     sc.max_inflight_per_conn = (uint32_t)b->cfg.max_inflight_per_connection;
     sc.idle_timeout_ms = (uint32_t)b->cfg.idle_timeout_ms;
     sc.frame_timeout_ms = (uint32_t)b->cfg.frame_timeout_ms;
+    sc.max_output_bytes = (uint64_t)b->cfg.max_queued_response_bytes;
     rv = server_tls(b, ed);
     if (rv != 0) {
         return rv;

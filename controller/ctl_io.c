@@ -300,6 +300,7 @@ static int ctl_io_listen(struct ctl_server *s, struct err_detail *ed)
     sc.max_inflight_per_conn = 64;
     sc.idle_timeout_ms = 600000;
     sc.frame_timeout_ms = 30000;
+    sc.max_output_bytes = 256u * 1024 * 1024;
     if (s->cfg.tls && (rv = tls_daemon_ctxs(
                            s->cfg.tls_cert, s->cfg.tls_key, s->cfg.tls_ca,
                            s->cfg.tls_client_auth, &s->tls, NULL, ed)) != 0) {

@@ -31,7 +31,7 @@ struct fetch_plan {
     Weir__FetchPartitionResult **ptrs;
     struct plog_read_result *reads;
     struct plog **logs;
-    char (*msgs)[512];
+    char **msgs; /* error text per partition, NULL = none (owned) */
     size_t n;
     uint64_t total;
     bool has_error;
@@ -44,7 +44,21 @@ static void fetch_plan_free(struct fetch_plan *p)
     mem_free(p->ptrs);
     mem_free(p->reads);
     mem_free(p->logs);
+    size_t i;
+
+    for (i = 0; p->msgs != NULL && i < p->n; i++) {
+        mem_free(p->msgs[i]);
+    }
     mem_free(p->msgs);
+}
+
+/* Keep partition i's error text (a copy, so a request naming many
+ * partitions costs memory only for those that fail). */
+static void fetch_set_msg(struct fetch_plan *p, size_t i, const char *msg)
+{
+    mem_free(p->msgs[i]);
+    p->msgs[i] = mem_strdup(msg);
+    p->res[i].error_message = p->msgs[i] != NULL ? p->msgs[i] : "";
 }
 
 static int fetch_plan_alloc(struct fetch_plan *p, size_t n)
@@ -144,6 +158,7 @@ static void fetch_plan_one(struct broker *b,
                          : fp->partition_max_bytes;
     bool replica = fr->replica_id >= 0 && b->repl != NULL;
     struct err_detail ed;
+    char msg[512] = "";
     struct plog *log;
     int64_t max_offset;
     int64_t hw;
@@ -154,7 +169,7 @@ static void fetch_plan_one(struct broker *b,
     res->partition = fp->partition;
     res->high_watermark = -1;
     res->log_start_offset = -1;
-    res->error_message = p->msgs[i];
+    res->error_message = "";
     p->ptrs[i] = res;
     /* protobuf's default 0 would read as "truncate to offset 0" */
     res->diverging_epoch = -1;
@@ -164,24 +179,23 @@ static void fetch_plan_one(struct broker *b,
          * state (alone, or shutting down): never an answer it could
          * mistake for its leader's */
         res->error_code = WEIR_ENOT_LEADER;
-        (void)snprintf(p->msgs[i], sizeof(p->msgs[i]),
-                       "not a leader for replicas (alone or stopping)");
+        fetch_set_msg(p, i, "not a leader for replicas (alone or stopping)");
         p->has_error = true;
         return;
     }
-    rv = broker_route(b, fp->topic, fp->partition, p->msgs[i],
-                      sizeof(p->msgs[i]));
+    rv = broker_route(b, fp->topic, fp->partition, msg, sizeof(msg));
     if (rv != 0) {
         res->error_code = rv; /* cluster mode: another broker leads it */
+        fetch_set_msg(p, i, msg);
         p->has_error = true;
         return;
     }
     log = logmgr_partition(b->logs, fp->topic, fp->partition);
     if (log == NULL) {
         res->error_code = WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
-        (void)snprintf(p->msgs[i], sizeof(p->msgs[i]),
-                       "unknown topic or partition %s/%d", fp->topic,
-                       fp->partition);
+        (void)snprintf(msg, sizeof(msg), "unknown topic or partition %s/%d",
+                       fp->topic, fp->partition);
+        fetch_set_msg(p, i, msg);
         p->has_error = true;
         return;
     }
@@ -192,8 +206,11 @@ static void fetch_plan_one(struct broker *b,
      * committed), a consumer only below the high watermark */
     max_offset = hw;
     if (replica) {
-        if (fetch_replica_check(b, fr, fp, log, p->first, res, p->msgs[i],
-                                sizeof(p->msgs[i]))) {
+        if (fetch_replica_check(b, fr, fp, log, p->first, res, msg,
+                                sizeof(msg))) {
+            if (msg[0] != '\0') {
+                fetch_set_msg(p, i, msg);
+            }
             p->has_error = true; /* answer now, do not long-poll */
             return;
         }
@@ -202,10 +219,11 @@ static void fetch_plan_one(struct broker *b,
     if (fp->fetch_offset < plog_start_offset(log) ||
         fp->fetch_offset > plog_end_offset(log)) {
         res->error_code = WEIR_EOFFSET_OUT_OF_RANGE;
-        (void)snprintf(
-            p->msgs[i], sizeof(p->msgs[i]),
-            "offset %lld is outside [%lld, %lld]", (long long)fp->fetch_offset,
-            (long long)plog_start_offset(log), (long long)plog_end_offset(log));
+        (void)snprintf(msg, sizeof(msg), "offset %lld is outside [%lld, %lld]",
+                       (long long)fp->fetch_offset,
+                       (long long)plog_start_offset(log),
+                       (long long)plog_end_offset(log));
+        fetch_set_msg(p, i, msg);
         p->has_error = true;
         return;
     }
@@ -219,7 +237,7 @@ static void fetch_plan_one(struct broker *b,
     rv = plog_read(log, fp->fetch_offset, max_offset, limit, &p->reads[i], &ed);
     if (rv != 0) {
         res->error_code = rv;
-        (void)snprintf(p->msgs[i], sizeof(p->msgs[i]), "%s", ed.msg);
+        fetch_set_msg(p, i, ed.msg);
         p->has_error = true;
         trace_error("api",
                     "event=fetch_read_failed topic=%s partition=%d "

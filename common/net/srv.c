@@ -53,6 +53,7 @@ struct srv_conn {
     int64_t tag_epoch;
     struct event *frame_timer;
     struct event *resume_ev;
+    struct evbuffer_cb_entry *out_cb; /* keeps srv->out_total */
     struct srv_conn *prev;
     struct srv_conn *next;
 };
@@ -71,6 +72,11 @@ struct srv {
     uint16_t port;
     uint64_t refused;
     uint64_t tls_failures;
+    uint64_t out_total;  /* bytes queued on every connection's output */
+    uint64_t out_paused; /* times a connection waited for out_total */
+    uint64_t out_shed;   /* connections closed for out_total */
+    bool out_over;       /* out_total > max_output_bytes */
+    struct event *shed_ev;
 };
 
 static void conn_process(struct srv_conn *c);
@@ -87,11 +93,26 @@ static void req_free(struct srv_req *req)
 
 static void conn_update_read(struct srv_conn *c)
 {
+    struct srv *s = c->srv;
     struct evbuffer *out = bufferevent_get_output(c->bev);
+    size_t pending = evbuffer_get_length(out);
+    /* past the server-wide limit no connection is read until the
+     * connections holding the most unread answers have been closed
+     * (srv_shed_cb, later in the same loop pass): clients that do not
+     * read cannot make the server buffer without bound between them */
+    bool over_all = s->out_over;
     bool pause = c->close_after_write ||
-                 c->n_inflight >= c->srv->cfg.max_inflight_per_conn ||
-                 evbuffer_get_length(out) > SRV_OUTPUT_LIMIT_BYTES;
+                 c->n_inflight >= s->cfg.max_inflight_per_conn ||
+                 pending > SRV_OUTPUT_LIMIT_BYTES || over_all;
 
+    if (over_all && !c->read_paused && (s->out_paused++ % 1000) == 0) {
+        trace_warn("net",
+                   "event=output_limit peer=%s queued_total=%llu max=%llu "
+                   "paused_total=%llu",
+                   c->peer, (unsigned long long)s->out_total,
+                   (unsigned long long)s->cfg.max_output_bytes,
+                   (unsigned long long)s->out_paused);
+    }
     if (pause && !c->read_paused) {
         (void)bufferevent_disable(c->bev, EV_READ);
         c->read_paused = true;
@@ -381,6 +402,17 @@ static void conn_close(struct srv_conn *c, const char *why)
     }
     c->closed = true;
     trace_debug("net", "event=conn_close peer=%s why=\"%s\"", c->peer, why);
+    if (c->out_cb != NULL) {
+        struct evbuffer *out = bufferevent_get_output(c->bev);
+        (void)evbuffer_remove_cb_entry(out, c->out_cb);
+        s->out_total -= evbuffer_get_length(out);
+        if (s->out_over && s->out_total <= s->cfg.max_output_bytes) {
+            s->out_over = false; /* the others may be read again */
+            if (s->shed_ev != NULL) {
+                event_active(s->shed_ev, EV_TIMEOUT, 0);
+            }
+        }
+    }
     /* requests a handler still holds become orphans; finished ones that
      * were waiting for their turn go now */
     for (r = c->head; r != NULL; r = next) {
@@ -419,6 +451,69 @@ static uint32_t srv_count_ip(const struct srv *s, const char *ip)
         n += strcmp(c->ip, ip) == 0;
     }
     return n;
+}
+
+static void conn_out_cb(struct evbuffer *buf,
+                        const struct evbuffer_cb_info *info,
+                        void *arg)
+{
+    struct srv *s = arg;
+    bool over;
+
+    (void)buf;
+    s->out_total += info->n_added;
+    s->out_total -= info->n_deleted;
+    over =
+        s->cfg.max_output_bytes > 0 && s->out_total > s->cfg.max_output_bytes;
+    if (over != s->out_over && s->shed_ev != NULL) {
+        /* shed or resume reading, outside libevent's buffer callback */
+        event_active(s->shed_ev, EV_TIMEOUT, 0);
+    }
+    s->out_over = over;
+}
+
+/* Over the server-wide output limit: close the connections holding the
+ * most unread answers until under it. A client that reads keeps almost
+ * nothing queued; one that does not (or cannot keep up at all) loses its
+ * connection and may come back, rather than every client losing the
+ * server to memory. */
+static void srv_shed_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct srv *s = arg;
+    struct srv_conn *c;
+    struct srv_conn *worst;
+    size_t worst_len;
+    size_t len;
+
+    (void)fd;
+    (void)what;
+    while (s->out_total > s->cfg.max_output_bytes) {
+        worst = NULL;
+        worst_len = 0;
+        for (c = s->conns; c != NULL; c = c->next) {
+            len = evbuffer_get_length(bufferevent_get_output(c->bev));
+            if (len > worst_len) {
+                worst = c;
+                worst_len = len;
+            }
+        }
+        if (worst == NULL) {
+            break;
+        }
+        if ((s->out_shed++ % 100) == 0) {
+            trace_warn("net",
+                       "event=output_shed peer=%s queued=%zu "
+                       "queued_total=%llu max=%llu shed_total=%llu",
+                       worst->peer, worst_len, (unsigned long long)s->out_total,
+                       (unsigned long long)s->cfg.max_output_bytes,
+                       (unsigned long long)s->out_shed);
+        }
+        conn_close(worst, "answers left unread past the output limit");
+    }
+    /* under the limit again: every connection may be read */
+    for (c = s->conns; c != NULL; c = c->next) {
+        conn_update_read(c);
+    }
 }
 
 static void srv_accept_cb(struct evconnlistener *lev,
@@ -498,9 +593,12 @@ static void srv_accept_cb(struct evconnlistener *lev,
     s->conns = c;
     s->n_conns++;
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+    c->out_cb = evbuffer_add_cb(bufferevent_get_output(c->bev), conn_out_cb, s);
     idle.tv_sec = s->cfg.idle_timeout_ms / 1000;
     idle.tv_usec = (s->cfg.idle_timeout_ms % 1000) * 1000;
-    bufferevent_set_timeouts(c->bev, &idle, NULL);
+    /* the write side too: a client that stops reading its answers is cut
+     * after the idle timeout, and what it left queued is freed */
+    bufferevent_set_timeouts(c->bev, &idle, &idle);
     /* libevent reads 4 KiB per callback by default: a 1 MiB produce would
      * take 256 wakeups */
     (void)bufferevent_set_max_single_read(c->bev, SRV_MAX_SINGLE_READ_BYTES);
@@ -558,6 +656,12 @@ int srv_open(struct event_base *base,
         return rv;
     }
     evconnlistener_set_error_cb(s->lev, srv_accept_error_cb);
+    s->shed_ev = event_new(base, -1, 0, srv_shed_cb, s);
+    if (s->shed_ev == NULL) {
+        evconnlistener_free(s->lev);
+        mem_free(s);
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
     s->port = addr_local_port(evconnlistener_get_fd(s->lev));
     *out = s;
     return 0;
@@ -579,6 +683,9 @@ void srv_close(struct srv *s)
     srv_stop_accepting(s);
     while (s->conns != NULL) {
         conn_close(s->conns, "server closing");
+    }
+    if (s->shed_ev != NULL) {
+        event_free(s->shed_ev);
     }
     mem_free(s);
 }

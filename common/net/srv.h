@@ -28,6 +28,9 @@ struct srv_config {
     uint32_t max_inflight_per_conn;  /* stop reading past this many */
     uint32_t idle_timeout_ms;        /* close after this long unheard */
     uint32_t frame_timeout_ms;       /* a started frame must end by then */
+    uint64_t max_output_bytes;       /* responses queued on all connections:
+                                        past this, connections with output
+                                        pending stop being read; 0 = no limit */
     struct ssl_ctx_st *tls;          /* TLS on every connection (tls_server_ctx;
                                         borrowed, outlives the server); NULL = plain */
 };
