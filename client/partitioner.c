@@ -12,6 +12,7 @@ int32_t partitioner_murmur2(const void *key, size_t len)
     size_t n4 = len / 4;
     size_t i;
     uint32_t k;
+    size_t tail;
 
     for (i = 0; i < n4; i++) {
         k = (uint32_t)d[i * 4] | (uint32_t)d[i * 4 + 1] << 8 |
@@ -22,15 +23,21 @@ int32_t partitioner_murmur2(const void *key, size_t len)
         h *= m;
         h ^= k;
     }
+    /* the 1 to 3 bytes left, as murmur2's cascade of cases (written
+     * without fall-through: the bytes land on disjoint bits) */
+    tail = len & ~(size_t)3;
     switch (len % 4) {
     case 3:
-        h ^= (uint32_t)d[(len & ~(size_t)3) + 2] << 16;
-        /* fall through */
+        h ^= (uint32_t)d[tail + 2] << 16 | (uint32_t)d[tail + 1] << 8 |
+             (uint32_t)d[tail];
+        h *= m;
+        break;
     case 2:
-        h ^= (uint32_t)d[(len & ~(size_t)3) + 1] << 8;
-        /* fall through */
+        h ^= (uint32_t)d[tail + 1] << 8 | (uint32_t)d[tail];
+        h *= m;
+        break;
     case 1:
-        h ^= d[len & ~(size_t)3];
+        h ^= d[tail];
         h *= m;
         break;
     default:

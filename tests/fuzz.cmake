@@ -22,6 +22,10 @@ set(WEIR_FUZZ_SECONDS 30 CACHE STRING
 set(WEIR_FUZZ_SRC ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 set(WEIR_FUZZ_WORK ${CMAKE_CURRENT_BINARY_DIR}/fuzz-work)
 
+if(WEIR_FUZZ)
+  # every libFuzzer binary, without the rest of the tree
+  add_custom_target(fuzz_all)
+endif()
 foreach(t ${WEIR_FUZZ_TARGETS})
   set(seeds ${WEIR_FUZZ_SRC}/corpus/${t})
   if(WEIR_FUZZ)
@@ -29,6 +33,7 @@ foreach(t ${WEIR_FUZZ_TARGETS})
     weir_target_setup(fuzz_${t})
     target_link_libraries(fuzz_${t} PRIVATE ${WEIR_FUZZ_LIBS_${t}} weir_common)
     target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer)
+    add_dependencies(fuzz_all fuzz_${t})
 
     # a fresh copy of the seeds for libFuzzer to add to
     set(work ${WEIR_FUZZ_WORK}/${t})

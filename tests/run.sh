@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install dependencies, build, run
-# every ctest tier (unit, fuzz-replay, integration), then the failover
-# harness (chaos: against docker-compose when a Docker engine answers, else
-# against local processes), then build again with AddressSanitizer +
-# UndefinedBehaviorSanitizer and run the tiers and the process chaos
-# scenarios there. WEIR_TEST_QUICK=1 skips the sanitizer pass.
+# every ctest tier (unit, fuzz-replay, integration, security), then the
+# failover harness, plain and with mutual TLS (chaos: against
+# docker-compose when a Docker engine answers, else against local
+# processes), then every fuzz target for a bounded time (clang, libFuzzer),
+# then build again with AddressSanitizer + UndefinedBehaviorSanitizer and
+# run the tiers and the process chaos scenarios there. WEIR_TEST_QUICK=1
+# skips fuzzing and the sanitizer pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 deploy/install-deps.sh
@@ -23,9 +25,18 @@ if command -v docker >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&
     chaos_env=compose
 fi
 echo "== failover harness ($chaos_env)"
-(cd build && ctest --output-on-failure --timeout 1800 -R "^chaos_${chaos_env}\$")
+(cd build && ctest --output-on-failure --timeout 1800 -R "^chaos_${chaos_env}(_tls)?\$")
 
 if [ "${WEIR_TEST_QUICK:-0}" != 1 ]; then
+    # Every decoder's libFuzzer target under ASan + UBSan for a bounded
+    # time (WEIR_FUZZ_SECONDS each, 30 by default), from its seed corpus.
+    echo "== fuzzing (clang, libFuzzer, ASan + UBSan, ${WEIR_FUZZ_SECONDS:-30} s per target)"
+    CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DWEIR_FUZZ=ON -DBUILD_TESTING=ON \
+        -DWEIR_FUZZ_SECONDS="${WEIR_FUZZ_SECONDS:-30}" >/dev/null
+    cmake --build build-fuzz -j "$jobs" --target fuzz_all
+    (cd build-fuzz && ctest --output-on-failure -j "$jobs" -L '^fuzz$')
+
     echo "== build (ASan + UBSan)"
     BUILD_DIR=build-asan BUILD_TYPE=Debug deploy/build.sh -DWEIR_SANITIZE=ON -DBUILD_TESTING=ON
     echo "== tests under ASan + UBSan"
