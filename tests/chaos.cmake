@@ -13,7 +13,11 @@ foreach(env compose process)
   add_test(NAME chaos_${env}
     COMMAND ${Python3_EXECUTABLE} -u ${WEIR_CHAOS_DIR}/chaos.py --env ${env}
             --json ${CMAKE_BINARY_DIR}/chaos-${env}.json)
-  set_tests_properties(chaos_${env} PROPERTIES
+  # the same with mutual TLS on every listener and link
+  add_test(NAME chaos_${env}_tls
+    COMMAND ${Python3_EXECUTABLE} -u ${WEIR_CHAOS_DIR}/chaos.py --env ${env}
+            --tls --json ${CMAKE_BINARY_DIR}/chaos-${env}-tls.json)
+  set_tests_properties(chaos_${env} chaos_${env}_tls PROPERTIES
     LABELS chaos TIMEOUT 1800 RUN_SERIAL TRUE
     ENVIRONMENT "WEIR_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endforeach()

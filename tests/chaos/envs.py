@@ -47,6 +47,32 @@ class Addr:
 class Env:
     session_ms = 3000  # the controller's broker session timeout
     problems = ()      # what went wrong in the daemons themselves
+    tls_dir = None     # certificates, when the cluster runs TLS
+
+    def make_certs(self, specs=()):
+        """A CA and certificates (deploy/tls/make-certs.sh) in a fresh
+        directory; every weir CLI started from now on trusts the CA and
+        presents the client certificate (mutual TLS)."""
+        self.tls_dir = tempfile.mkdtemp(prefix="weir-chaos-certs-")
+        run(os.path.join(ROOT, "deploy", "tls", "make-certs.sh"),
+            self.tls_dir, *specs)
+        os.environ.update(WEIR_CA=os.path.join(self.tls_dir, "ca.pem"),
+                          WEIR_CERT=os.path.join(self.tls_dir, "client.pem"),
+                          WEIR_KEY=os.path.join(self.tls_dir, "client.key"))
+
+    def drop_certs(self):
+        for k in ("WEIR_CA", "WEIR_CERT", "WEIR_KEY"):
+            os.environ.pop(k, None)
+        if self.tls_dir:
+            shutil.rmtree(self.tls_dir, ignore_errors=True)
+
+    def tls_args(self, name):
+        if not self.tls_dir:
+            return []
+        d = self.tls_dir
+        return ["--tls", "--tls-cert", os.path.join(d, f"{name}.pem"),
+                "--tls-key", os.path.join(d, f"{name}.key"), "--tls-ca",
+                os.path.join(d, "ca.pem"), "--tls-client-auth", "required"]
 
     def cli(self):
         return [CLI_BIN, "--bootstrap", self.bootstrap()]
@@ -67,7 +93,8 @@ class Env:
 class ProcessEnv(Env):
     name = "process"
 
-    def __init__(self):
+    def __init__(self, tls=False):
+        self.tls = tls
         self.tmp = tempfile.mkdtemp(prefix="weir-chaos-")
         self.netns = os.geteuid() == 0 and shutil.which("ip") is not None \
             and os.environ.get("WEIR_CHAOS_NETNS", "1") == "1"
@@ -134,7 +161,8 @@ class ProcessEnv(Env):
 
     def describe(self):
         return ("local processes, " + ("a network namespace per broker"
-                                       if self.netns else "loopback"))
+                                       if self.netns else "loopback")
+                + (", mutual TLS everywhere" if self.tls else ""))
 
     def _spawn(self, key, cmd, ns=None):
         logf = open(os.path.join(self.tmp, f"{key}.log"), "ab")
@@ -159,7 +187,8 @@ class ProcessEnv(Env):
         self._spawn("controller", [
             CONTROLLER_BIN, "--listen", self.ctl_addr, "--data-dir",
             os.path.join(self.tmp, "controller"),
-            "--session-timeout-ms", str(self.session_ms)])
+            "--session-timeout-ms", str(self.session_ms)]
+            + self.tls_args("controller"))
 
     def start(self, i):
         ns = f"{self.tag}n{i}" if self.netns else None
@@ -167,9 +196,17 @@ class ProcessEnv(Env):
             BROKER_BIN, "--id", str(i), "--listen", self.addrs[i],
             "--controller", self.ctl_addr, "--data-dir",
             os.path.join(self.tmp, f"broker{i}"),
-            "--replica-lag-time-max-ms", "2000"], ns=ns)
+            "--replica-lag-time-max-ms", "2000"]
+            + self.tls_args(f"broker{i}"), ns=ns)
 
     def up(self):
+        if self.tls:
+            def san(addr):
+                return f"IP:{addr.rsplit(':', 1)[0]}"
+            self.make_certs([f"controller={san(self.ctl_addr)}"]
+                            + [f"broker{i}={san(a)}"
+                               for i, a in self.addrs.items()]
+                            + ["client="])
         self.start_controller()
         for i in IDS:
             self.start(i)
@@ -247,6 +284,7 @@ class ProcessEnv(Env):
                                          f"'{mark.decode()}'")
         if self.netns:
             self._net_down()
+        self.drop_certs()
         if os.environ.get("WEIR_KEEP_TMP") != "1" and not self.problems:
             shutil.rmtree(self.tmp, ignore_errors=True)
         else:
@@ -258,7 +296,8 @@ class ComposeEnv(Env):
     name = "compose"
     compose_file = os.path.join(ROOT, "deploy", "docker-compose.yml")
 
-    def __init__(self):
+    def __init__(self, tls=False):
+        self.tls = tls
         self.project = f"weirchaos{os.getpid()}"
         self.image = f"weir-chaos:{os.getpid()}"
         self.addrs = {i: f"127.0.0.1:{9091 + i}" for i in IDS}
@@ -281,7 +320,9 @@ class ComposeEnv(Env):
         return None
 
     def describe(self):
-        return "docker-compose (deploy/docker-compose.yml)"
+        return ("docker-compose (deploy/docker-compose.yml" +
+                (" + docker-compose.tls.yml: mutual TLS everywhere)"
+                 if self.tls else ")"))
 
     def bootstrap(self, but=()):
         return ",".join(a for i, a in self.addrs.items() if i not in but)
@@ -291,9 +332,12 @@ class ComposeEnv(Env):
 
     def compose(self, *args, timeout=300, check=True):
         env = dict(os.environ, WEIR_IMAGE=self.image)
-        return run("docker-compose", "-p", self.project, "-f",
-                   self.compose_file, *args, timeout=timeout, check=check,
-                   env=env)
+        files = ["-f", self.compose_file]
+        if self.tls:
+            files += ["-f", self.compose_file.replace(".yml", ".tls.yml")]
+            env["WEIR_TLS_DIR"] = self.tls_dir
+        return run("docker-compose", "-p", self.project, *files, *args,
+                   timeout=timeout, check=check, env=env)
 
     def container(self, i):
         return f"{self.project}_broker{i}_1"
@@ -303,6 +347,8 @@ class ComposeEnv(Env):
         env = dict(os.environ, NO_BUILD="1", BUILD_DIR=BUILD, IMAGE=self.image)
         run(os.path.join(ROOT, "deploy", "image", "build-image.sh"), env=env,
             timeout=600)
+        if self.tls:
+            self.make_certs()
         self.compose("up", "-d")
 
     def docker(self, *args, check=True):
@@ -379,6 +425,7 @@ class ComposeEnv(Env):
                                      f"stop")
         self.compose("down", "-v", check=False)
         run("docker", "image", "rm", self.image, check=False)
+        self.drop_certs()
 
 
 def wait_alive(env, ids, timeout):
