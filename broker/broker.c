@@ -44,6 +44,112 @@ void broker_respond(struct srv_req *req,
     buf_fini(&frame);
 }
 
+/* An answer held for a quota: encoded, waiting for its timer. */
+struct broker_held {
+    struct broker_held *prev;
+    struct broker_held *next;
+    struct broker *b;
+    struct srv_req *req;
+    struct weir_buf frame;
+    struct evbuffer *payload; /* NULL without one */
+    struct event *timer;
+};
+
+static void broker_held_send(struct broker_held *h)
+{
+    struct broker *b = h->b;
+
+    if (h->prev != NULL) {
+        h->prev->next = h->next;
+    } else {
+        b->held = h->next;
+    }
+    if (h->next != NULL) {
+        h->next->prev = h->prev;
+    }
+    srv_req_respond(h->req, &h->frame, h->payload, false);
+    buf_fini(&h->frame);
+    if (h->payload != NULL) {
+        evbuffer_free(h->payload);
+    }
+    event_free(h->timer);
+    mem_free(h);
+}
+
+static void broker_held_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    broker_held_send(arg);
+}
+
+void broker_respond_after(struct broker *b,
+                          struct srv_req *req,
+                          Weir__Response *resp,
+                          struct evbuffer *payload,
+                          uint32_t delay_ms)
+{
+    struct broker_held *h;
+    struct timeval tv = {delay_ms / 1000, (delay_ms % 1000) * 1000};
+    size_t plen = payload != NULL ? evbuffer_get_length(payload) : 0;
+
+    h = delay_ms > 0 ? mem_calloc(1, sizeof(*h)) : NULL;
+    if (h != NULL) {
+        buf_init(&h->frame);
+        h->payload = payload != NULL ? evbuffer_new() : NULL;
+        h->timer = evtimer_new(b->base, broker_held_cb, h);
+    }
+    if (h == NULL || h->timer == NULL ||
+        (payload != NULL && h->payload == NULL) ||
+        rpc_encode_response(resp, (uint32_t)plen, &h->frame) != 0) {
+        if (h != NULL) { /* out of memory: answer now rather than never */
+            buf_fini(&h->frame);
+            if (h->payload != NULL) {
+                evbuffer_free(h->payload);
+            }
+            if (h->timer != NULL) {
+                event_free(h->timer);
+            }
+            mem_free(h);
+        }
+        broker_respond(req, resp, payload, false);
+        return;
+    }
+    if (payload != NULL) {
+        /* file segments stay file segments (sendfile later), as in the
+         * buffer they come from */
+        if (!req->tls) {
+            (void)evbuffer_set_flags(h->payload, EVBUFFER_FLAG_DRAINS_TO_FD);
+        }
+        (void)evbuffer_add_buffer(h->payload, payload);
+    }
+    h->b = b;
+    h->req = req;
+    h->next = b->held;
+    if (b->held != NULL) {
+        b->held->prev = h;
+    }
+    b->held = h;
+    (void)evtimer_add(h->timer, &tv);
+}
+
+void broker_release_held(struct broker *b)
+{
+    while (b->held != NULL) {
+        broker_held_send(b->held);
+    }
+}
+
+const char *broker_quota_key(const struct srv_req *req, const Weir__Request *r)
+{
+    const char *p = srv_req_principal(req);
+
+    if (p[0] != '\0') {
+        return p;
+    }
+    return r->client_id != NULL ? r->client_id : "";
+}
+
 void broker_respond_error(struct srv_req *req,
                           uint32_t correlation_id,
                           int code,

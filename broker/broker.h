@@ -19,6 +19,8 @@
 
 struct event_base;
 struct evbuffer;
+struct quota;
+struct broker_held;
 
 struct broker_config {
     char *listen;
@@ -31,6 +33,8 @@ struct broker_config {
     int64_t max_connections_per_ip;
     int64_t max_inflight_per_connection;
     int64_t max_queued_response_bytes;
+    int64_t quota_produce_bytes_per_sec;
+    int64_t quota_fetch_bytes_per_sec;
     int64_t idle_timeout_ms;
     int64_t frame_timeout_ms;
     int64_t segment_bytes;
@@ -86,6 +90,9 @@ struct broker {
     struct logmgr *logs;
     struct srv *srv;
     struct ssl_ctx_st *tls_server; /* NULL without tls */
+    struct quota *produce_quota;   /* NULL: no quota */
+    struct quota *fetch_quota;
+    struct broker_held *held;      /* answers held for a quota */
     struct ssl_ctx_st *tls_client; /* to the controller and other brokers */
     char adv_host[256];
     uint16_t adv_port;
@@ -126,6 +133,17 @@ void broker_respond(struct srv_req *req,
                     Weir__Response *resp,
                     struct evbuffer *payload,
                     bool close_after);
+/* As broker_respond, held delay_ms first (a byte-rate quota; 0 = now).
+ * Answers still held at shutdown go at once (broker_release_held). */
+void broker_respond_after(struct broker *b,
+                          struct srv_req *req,
+                          Weir__Response *resp,
+                          struct evbuffer *payload,
+                          uint32_t delay_ms);
+void broker_release_held(struct broker *b);
+/* Whom a request's quota is charged to: its TLS principal, else its
+ * client id. */
+const char *broker_quota_key(const struct srv_req *req, const Weir__Request *r);
 /* Answer a request with a request-level error. */
 void broker_respond_error(struct srv_req *req,
                           uint32_t correlation_id,

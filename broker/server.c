@@ -11,6 +11,7 @@
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
 #include "broker/group/group_io.h"
+#include "broker/quota.h"
 #include "broker/replica/repl_io.h"
 #include "common/frame.h"
 #include "common/mem.h"
@@ -306,6 +307,14 @@ int server_open(struct broker *b, struct err_detail *ed)
         return rv;
     }
     sc.tls = b->tls_server;
+    if ((b->cfg.quota_produce_bytes_per_sec > 0 &&
+         quota_new((uint64_t)b->cfg.quota_produce_bytes_per_sec,
+                   &b->produce_quota) != 0) ||
+        (b->cfg.quota_fetch_bytes_per_sec > 0 &&
+         quota_new((uint64_t)b->cfg.quota_fetch_bytes_per_sec,
+                   &b->fetch_quota) != 0)) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
     rv = srv_open(b->base, b->cfg.listen, &sc, server_dispatch, b, &b->srv, ed);
     if (rv != 0) {
         return rv;
@@ -373,10 +382,12 @@ void server_close(struct broker *b)
         struct timeval drain = {0, 200000};
         broker_flush_dirty(b);
         api_fetch_retry(b, true);
+        broker_release_held(b); /* held for a quota: answer now */
         /* give the answers just queued a moment to reach their clients */
         (void)event_base_loopexit(b->base, &drain);
         (void)event_base_dispatch(b->base);
     }
+    broker_release_held(b); /* held for a quota: answer now */
     srv_close(b->srv);
     b->srv = NULL;
     if (b->logs != NULL) {
@@ -395,6 +406,9 @@ void server_close(struct broker *b)
         event_base_free(b->base);
     }
     mem_free(b->dirty);
+    quota_free(b->produce_quota);
+    quota_free(b->fetch_quota);
+    b->produce_quota = b->fetch_quota = NULL;
     tls_ctx_free(b->tls_server);
     tls_ctx_free(b->tls_client);
     b->tls_server = b->tls_client = NULL;

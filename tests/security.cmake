@@ -1,7 +1,8 @@
-# Security tests with real processes on loopback: TLS (test_tls.py) and
-# malformed requests over the wire (test_malformed.py). Label: security.
+# Security tests with real processes on loopback: TLS (test_tls.py),
+# malformed requests over the wire (test_malformed.py) and byte-rate
+# quotas (test_quota.py). Label: security.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
-foreach(t tls malformed)
+foreach(t tls malformed quota)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/security/test_${t}.py)
     add_test(NAME security_${t}
       COMMAND ${Python3_EXECUTABLE} -u

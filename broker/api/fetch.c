@@ -10,6 +10,7 @@
 
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
+#include "broker/quota.h"
 #include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/rpc.h"
@@ -291,8 +292,10 @@ static int fetch_attach(struct evbuffer *out, struct fetch_plan *p, size_t i)
     return rv;
 }
 
-static void
-fetch_answer(struct srv_req *req, Weir__Request *r, struct fetch_plan *p)
+static void fetch_answer(struct broker *b,
+                         struct srv_req *req,
+                         Weir__Request *r,
+                         struct fetch_plan *p)
 {
     Weir__Response resp = WEIR__RESPONSE__INIT;
     Weir__FetchResponse body = WEIR__FETCH_RESPONSE__INIT;
@@ -322,10 +325,16 @@ fetch_answer(struct srv_req *req, Weir__Request *r, struct fetch_plan *p)
     }
     body.partitions = p->ptrs;
     body.n_partitions = p->n;
+    /* followers are never throttled: replication must keep up */
+    if (b->fetch_quota != NULL && r->fetch->replica_id < 0) {
+        body.throttle_time_ms =
+            quota_charge(b->fetch_quota, broker_quota_key(req, r),
+                         evbuffer_get_length(payload), clock_now_ms(b->clock));
+    }
     resp.correlation_id = r->correlation_id;
     resp.body_case = WEIR__RESPONSE__BODY_FETCH;
     resp.fetch = &body;
-    broker_respond(req, &resp, payload, false);
+    broker_respond_after(b, req, &resp, payload, body.throttle_time_ms);
     evbuffer_free(payload);
 }
 
@@ -359,7 +368,7 @@ static bool fetch_try(struct broker *b,
         fetch_plan_free(&p);
         return false;
     }
-    fetch_answer(req, r, &p);
+    fetch_answer(b, req, r, &p);
     fetch_plan_free(&p);
     return true;
 }

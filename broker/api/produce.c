@@ -10,6 +10,7 @@
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
 #include "broker/group/group_io.h"
+#include "broker/quota.h"
 #include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/names.h"
@@ -30,7 +31,8 @@ struct produce_wait {
     size_t pending;
     uint64_t deadline_ms;
     struct broker *b;
-    struct event *timer; /* acks=all waits: the request's timeout_ms */
+    struct event *timer;  /* acks=all waits: the request's timeout_ms */
+    uint32_t throttle_ms; /* the client's produce quota */
     struct produce_wait *next;
 };
 
@@ -84,10 +86,11 @@ static void produce_answer(struct produce_wait *w)
     } else {
         body.partitions = w->ptrs;
         body.n_partitions = w->n;
+        body.throttle_time_ms = w->throttle_ms;
         resp.correlation_id = w->r->correlation_id;
         resp.body_case = WEIR__RESPONSE__BODY_PRODUCE;
         resp.produce = &body;
-        broker_respond(w->req, &resp, NULL, false);
+        broker_respond_after(w->b, w->req, &resp, NULL, w->throttle_ms);
     }
     produce_wait_free(w);
 }
@@ -358,6 +361,12 @@ void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r)
     }
     w->req = req;
     w->r = r;
+    w->b = b;
+    if (b->produce_quota != NULL) {
+        w->throttle_ms =
+            quota_charge(b->produce_quota, broker_quota_key(req, r),
+                         req->payload_len, clock_now_ms(b->clock));
+    }
     for (i = 0; i < pr->n_partitions; i++) {
         const Weir__ProducePartition *pp = pr->partitions[i];
         Weir__ProducePartitionResult *res = &w->res[i];

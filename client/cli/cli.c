@@ -59,13 +59,14 @@ int cli_failf(const char *fmt, ...)
     return CLI_EXIT_FAIL;
 }
 
-/* TLS settings: global options, then the command's, then WEIR_TLS,
- * WEIR_CA, WEIR_CERT, WEIR_KEY. */
+/* Connection settings: global options, then the command's, then WEIR_TLS,
+ * WEIR_CA, WEIR_CERT, WEIR_KEY, WEIR_CLIENT_ID. */
 static struct {
     bool tls;
     const char *ca;
     const char *cert;
     const char *key;
+    const char *client_id;
 } cli_tls;
 
 void cli_tls_from_args(const struct args *a)
@@ -79,6 +80,9 @@ void cli_tls_from_args(const struct args *a)
     }
     if (args_get(a, "key") != NULL) {
         cli_tls.key = args_get(a, "key");
+    }
+    if (args_get(a, "client-id") != NULL) {
+        cli_tls.client_id = args_get(a, "client-id");
     }
 }
 
@@ -111,7 +115,10 @@ int cli_client_open(const char *bootstrap, struct weir_client **out)
 
     weir_client_config_init(&cfg);
     cfg.bootstrap = bootstrap;
-    cfg.client_id = "weir-cli";
+    cfg.client_id = cli_tls.client_id != NULL ? cli_tls.client_id
+                    : cli_env("WEIR_CLIENT_ID") != NULL
+                        ? cli_env("WEIR_CLIENT_ID")
+                        : "weir-cli";
     cfg.tls = cli_tls.tls || (cli_env("WEIR_TLS") != NULL &&
                               strcmp(cli_env("WEIR_TLS"), "0") != 0);
     cfg.tls_ca = cli_tls.ca != NULL ? cli_tls.ca : cli_env("WEIR_CA");

@@ -30,6 +30,9 @@
         {"cert", 0, ARGS_VALUE, "FILE",                                        \
          "TLS: client certificate for mutual TLS (else $WEIR_CERT)"},          \
         {"key", 0, ARGS_VALUE, "FILE", "TLS: key of --cert (else $WEIR_KEY)"}, \
+        {"client-id", 0, ARGS_VALUE, "ID",                                     \
+         "sent with every request; brokers apply quotas per id (else "         \
+         "$WEIR_CLIENT_ID, else weir-cli)"},                                   \
     {                                                                          \
         "help", 'h', ARGS_FLAG, NULL, "show this help"                         \
     }

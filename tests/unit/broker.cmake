@@ -6,3 +6,9 @@ foreach(mod epochs leader follower scenarios)
     SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_repl_${mod}.c
     LIBS weir_replica weir_common)
 endforeach()
+
+# Byte-rate quotas (broker/quota.c, pure: the clock is an argument).
+weir_unit_test(test_quota
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_quota.c
+          ${CMAKE_SOURCE_DIR}/broker/quota.c
+  LIBS weir_common)
