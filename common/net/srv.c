@@ -498,6 +498,10 @@ static void srv_shed_cb(evutil_socket_t fd, short what, void *arg)
             }
         }
         if (worst == NULL) {
+            /* nothing queued anywhere: the count drifted; never leave
+             * every connection paused on it */
+            s->out_total = 0;
+            s->out_over = false;
             break;
         }
         if ((s->out_shed++ % 100) == 0) {
