@@ -5,6 +5,8 @@
  * no answer at all. Batches with a producer id go through the partition's
  * idempotence check first (broker/idem); InitProducerId gives the ids. */
 #include <event2/event.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "broker/api/api.h"
@@ -26,7 +28,7 @@ struct produce_wait {
     struct plog **logs; /* log each partition was appended to, or NULL */
     int64_t *need;      /* durable offset that acknowledges it */
     bool *repl;         /* acks=all led with a core: need is a HW */
-    char (*msgs)[512];  /* error messages */
+    char **msgs;        /* error text per partition, NULL = none (owned) */
     size_t n;
     size_t pending;
     uint64_t deadline_ms;
@@ -36,8 +38,25 @@ struct produce_wait {
     struct produce_wait *next;
 };
 
+/* Keep partition i's error text (a copy: a request naming many
+ * partitions costs memory only for those that fail). */
+static void WEIR_PRINTF(3, 4)
+    produce_msgf(struct produce_wait *w, size_t i, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    mem_free(w->msgs[i]);
+    w->msgs[i] = mem_strdup(buf);
+}
+
 static void produce_wait_free(struct produce_wait *w)
 {
+    size_t i;
+
     if (w == NULL) {
         return;
     }
@@ -50,6 +69,9 @@ static void produce_wait_free(struct produce_wait *w)
     mem_free(w->logs);
     mem_free(w->need);
     mem_free(w->repl);
+    for (i = 0; w->msgs != NULL && i < w->n; i++) {
+        mem_free(w->msgs[i]);
+    }
     mem_free(w->msgs);
     mem_free(w);
 }
@@ -80,10 +102,14 @@ static void produce_answer(struct produce_wait *w)
 {
     Weir__Response resp = WEIR__RESPONSE__INIT;
     Weir__ProduceResponse body = WEIR__PRODUCE_RESPONSE__INIT;
+    size_t i;
 
     if (w->r->produce->acks == 0) {
         srv_req_finish(w->req);
     } else {
+        for (i = 0; i < w->n; i++) {
+            w->res[i].error_message = w->msgs[i] != NULL ? w->msgs[i] : "";
+        }
         body.partitions = w->ptrs;
         body.n_partitions = w->n;
         body.throttle_time_ms = w->throttle_ms;
@@ -161,10 +187,9 @@ static bool produce_idem_gate(struct broker *b,
     if (rv == 0 && ip->res.verdict == IDEM_VERDICT_DUPLICATE) {
         res->base_offset = ip->res.base_offset;
         res->log_start_offset = plog_start_offset(log);
-        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
-                       "already written at offsets %lld..%lld",
-                       (long long)ip->res.base_offset,
-                       (long long)ip->res.last_offset);
+        produce_msgf(w, i, "already written at offsets %lld..%lld",
+                     (long long)ip->res.base_offset,
+                     (long long)ip->res.last_offset);
         if (w->repl[i]) {
             produce_ack_when_replicated(b, w, i, log, ip->res.last_offset);
         } else {
@@ -178,7 +203,7 @@ static bool produce_idem_gate(struct broker *b,
         *answer = WEIR_EDUPLICATE_SEQUENCE;
         return false;
     }
-    (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "%s", ed.msg);
+    produce_msgf(w, i, "%s", ed.msg);
     trace_info("api",
                "event=produce_refused topic=%s partition=%d error=%s "
                "msg=\"%s\" peer=%s",
@@ -201,6 +226,7 @@ static int produce_one(struct broker *b,
     Weir__ProducePartitionResult *res = &w->res[i];
     struct idem_io_payload ip;
     struct err_detail ed;
+    char route_msg[512];
     struct plog *log;
     int64_t end_before;
     int64_t base;
@@ -208,35 +234,35 @@ static int produce_one(struct broker *b,
     int rv;
 
     err_detail_clear(&ed);
-    rv = broker_route(b, pp->topic, pp->partition, w->msgs[i],
-                      sizeof(w->msgs[i]));
+    rv =
+        broker_route(b, pp->topic, pp->partition, route_msg, sizeof(route_msg));
     if (rv != 0) {
+        produce_msgf(w, i, "%s", route_msg);
         return rv; /* cluster mode: another broker leads it */
     }
     log = logmgr_partition(b->logs, pp->topic, pp->partition);
     if (log == NULL) {
-        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
-                       "unknown topic or partition %s/%d", pp->topic,
-                       pp->partition);
+        produce_msgf(w, i, "unknown topic or partition %s/%d", pp->topic,
+                     pp->partition);
         return WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
     }
     if (len == 0) {
-        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "no record batches");
+        produce_msgf(w, i, "no record batches");
         return WEIR_ECORRUPT_MESSAGE;
     }
     if (names_topic_internal(pp->topic)) {
-        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
-                       "%s is internal: only the group coordinator writes it",
-                       pp->topic);
+        produce_msgf(w, i,
+                     "%s is internal: only the group coordinator writes it",
+                     pp->topic);
         return WEIR_EINVALID_TOPIC;
     }
     if (w->r->produce->acks == -1) {
         rv = repl_io_acks_all(b->repl, pp->topic, pp->partition, &w->repl[i]);
         if (rv != 0) {
-            (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
-                           "in-sync replicas of %s/%d below "
-                           "min.insync.replicas",
-                           pp->topic, pp->partition);
+            produce_msgf(w, i,
+                         "in-sync replicas of %s/%d below "
+                         "min.insync.replicas",
+                         pp->topic, pp->partition);
             return rv;
         }
     }
@@ -256,7 +282,7 @@ static int produce_one(struct broker *b,
     }
     idem_io_payload_fini(&ip);
     if (rv != 0) {
-        (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "%s", ed.msg);
+        produce_msgf(w, i, "%s", ed.msg);
         trace_warn("api",
                    "event=produce_refused topic=%s partition=%d "
                    "error=%s msg=\"%s\" peer=%s",
@@ -304,9 +330,9 @@ static void produce_timeout_cb(evutil_socket_t fd, short what, void *arg)
             w->logs[i] = NULL;
             w->pending--;
             w->res[i].error_code = WEIR_EREQUEST_TIMED_OUT;
-            (void)snprintf(w->msgs[i], sizeof(w->msgs[i]),
-                           "not replicated to the in-sync replicas in %u ms",
-                           (unsigned)w->r->produce->timeout_ms);
+            produce_msgf(w, i,
+                         "not replicated to the in-sync replicas in %u ms",
+                         (unsigned)w->r->produce->timeout_ms);
         }
     }
     if (w->pending != 0) {
@@ -377,7 +403,6 @@ void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r)
         res->log_start_offset = -1;
         res->error_code =
             produce_one(b, w, i, req->payload + off, pp->payload_bytes);
-        res->error_message = w->msgs[i];
         appended = appended || res->error_code == 0;
         w->ptrs[i] = res;
         off += pp->payload_bytes;
@@ -435,7 +460,7 @@ void api_produce_fail_log(struct broker *b,
                 w->need[i] = 0;
                 w->res[i].error_code = code;
                 w->res[i].base_offset = -1;
-                (void)snprintf(w->msgs[i], sizeof(w->msgs[i]), "%s", msg);
+                produce_msgf(w, i, "%s", msg);
             }
         }
     }
