@@ -53,6 +53,8 @@ struct broker_config {
     char *controller; /* cluster mode: controller HOST:PORT; NULL = alone */
     char *rack;
     bool tls;
+    char *tls_listen;
+    char *tls_advertise;
     char *tls_cert;
     char *tls_key;
     char *tls_ca;
@@ -89,7 +91,10 @@ struct broker {
     struct event_base *base;
     struct logmgr *logs;
     struct srv *srv;
-    struct ssl_ctx_st *tls_server; /* NULL without tls */
+    struct srv *srv_tls; /* tls-listen beside srv, or NULL */
+    char tls_adv_host[256];
+    uint16_t tls_adv_port;
+    struct ssl_ctx_st *tls_server; /* NULL without tls or tls-listen */
     struct quota *produce_quota;   /* NULL: no quota */
     struct quota *fetch_quota;
     struct broker_held *held;      /* answers held for a quota */

@@ -256,12 +256,42 @@ static int server_idem_open(struct broker *b, struct err_detail *ed)
  * peers. */
 static int server_tls(struct broker *b, struct err_detail *ed)
 {
-    if (!b->cfg.tls) {
+    if (!b->cfg.tls && b->cfg.tls_listen == NULL) {
         return 0;
     }
+    /* links to the controller and other brokers follow `tls` only */
     return tls_daemon_ctxs(b->cfg.tls_cert, b->cfg.tls_key, b->cfg.tls_ca,
                            b->cfg.tls_client_auth, &b->tls_server,
-                           &b->tls_client, ed);
+                           b->cfg.tls ? &b->tls_client : NULL, ed);
+}
+
+/* tls-listen: the same calls over TLS, beside the main listener. */
+static int server_open_tls_listener(struct broker *b,
+                                    const struct srv_config *main_cfg,
+                                    struct err_detail *ed)
+{
+    struct srv_config sc = *main_cfg;
+    const char *adv;
+    int rv;
+
+    if (b->cfg.tls_listen == NULL) {
+        return 0;
+    }
+    adv =
+        b->cfg.tls_advertise != NULL ? b->cfg.tls_advertise : b->cfg.tls_listen;
+    rv = addr_split(adv, b->tls_adv_host, sizeof(b->tls_adv_host),
+                    &b->tls_adv_port, ed);
+    if (rv != 0) {
+        err_wrap(ed, "tls-advertise");
+        return rv;
+    }
+    sc.tls = b->tls_server;
+    rv = srv_open(b->base, b->cfg.tls_listen, &sc, server_dispatch, b,
+                  &b->srv_tls, ed);
+    if (rv == 0 && b->tls_adv_port == 0) {
+        b->tls_adv_port = srv_port(b->srv_tls);
+    }
+    return rv;
 }
 
 int server_open(struct broker *b, struct err_detail *ed)
@@ -306,7 +336,7 @@ int server_open(struct broker *b, struct err_detail *ed)
     if (rv != 0) {
         return rv;
     }
-    sc.tls = b->tls_server;
+    sc.tls = b->cfg.tls ? b->tls_server : NULL;
     if ((b->cfg.quota_produce_bytes_per_sec > 0 &&
          quota_new((uint64_t)b->cfg.quota_produce_bytes_per_sec,
                    &b->produce_quota) != 0) ||
@@ -321,6 +351,10 @@ int server_open(struct broker *b, struct err_detail *ed)
     }
     if (b->adv_port == 0) {
         b->adv_port = srv_port(b->srv);
+    }
+    rv = server_open_tls_listener(b, &sc, ed);
+    if (rv != 0) {
+        return rv;
     }
     if (b->cfg.controller != NULL && b->cfg.controller[0] != '\0') {
         rv = cluster_new(b, &b->cluster, ed);
@@ -342,10 +376,13 @@ int server_run(struct broker *b)
 {
     trace_info("broker",
                "event=started id=%lld listen=%s port=%u advertise=%s:%u "
-               "data_dir=%s topics=%u flush_policy=%s",
+               "tls=%s tls_advertise=%s:%u data_dir=%s topics=%u "
+               "flush_policy=%s",
                (long long)b->cfg.id, b->cfg.listen, srv_port(b->srv),
-               b->adv_host, b->adv_port, b->cfg.data_dir,
-               logmgr_topic_count(b->logs),
+               b->adv_host, b->adv_port,
+               b->cfg.tls ? "on" : (b->srv_tls != NULL ? "beside" : "off"),
+               b->srv_tls != NULL ? b->tls_adv_host : "-", b->tls_adv_port,
+               b->cfg.data_dir, logmgr_topic_count(b->logs),
                broker_flush_policy_name(b->log_defaults.flush_policy));
     if (event_base_dispatch(b->base) < 0) {
         return WEIR_EIO;
@@ -376,6 +413,9 @@ void server_close(struct broker *b)
     b->repl = NULL;
     if (b->srv != NULL) {
         srv_stop_accepting(b->srv);
+        if (b->srv_tls != NULL) {
+            srv_stop_accepting(b->srv_tls);
+        }
     }
     if (b->logs != NULL) {
         /* acknowledge what was written, then release the long polls */
@@ -390,6 +430,8 @@ void server_close(struct broker *b)
     broker_release_held(b); /* held for a quota: answer now */
     srv_close(b->srv);
     b->srv = NULL;
+    srv_close(b->srv_tls);
+    b->srv_tls = NULL;
     if (b->logs != NULL) {
         logmgr_close(b->logs);
         b->logs = NULL;

@@ -59,8 +59,10 @@ static int admin_group_find(struct weir_client *c,
                           ? resp->find_coordinator->error_message
                           : weir_err_str(rv));
     } else {
-        (void)snprintf(host, host_len, "%s", resp->find_coordinator->host);
-        *port = (uint16_t)resp->find_coordinator->port;
+        const Weir__FindCoordinatorResponse *f = resp->find_coordinator;
+        bool tls = c->tls != NULL && f->tls_port != 0;
+        (void)snprintf(host, host_len, "%s", tls ? f->tls_host : f->host);
+        *port = (uint16_t)(tls ? f->tls_port : f->port);
     }
     rpc_response_free(resp);
     return rv;

@@ -83,6 +83,9 @@ int weir_client_new(const struct weir_client_config *cfg,
     if (rv != 0) {
         goto fail;
     }
+    if (c->tls != NULL) {
+        metadata_use_tls(c->md);
+    }
     *out = c;
     return 0;
 

@@ -237,8 +237,15 @@ static void group_reply_event(struct weir_consumer *k,
     case CGRP_REQ_FIND:
         ev->reply.err = r->find_coordinator->error_code;
         ev->reply.err_msg = r->find_coordinator->error_message;
-        ev->reply.host = r->find_coordinator->host;
-        ev->reply.port = (uint16_t)r->find_coordinator->port;
+        /* a TLS client uses the coordinator's TLS listener if it has one
+         * beside the plain one */
+        if (k->c->tls != NULL && r->find_coordinator->tls_port != 0) {
+            ev->reply.host = r->find_coordinator->tls_host;
+            ev->reply.port = (uint16_t)r->find_coordinator->tls_port;
+        } else {
+            ev->reply.host = r->find_coordinator->host;
+            ev->reply.port = (uint16_t)r->find_coordinator->port;
+        }
         break;
     case CGRP_REQ_JOIN:
         ev->reply.err = r->join_group->error_code;

@@ -32,6 +32,7 @@ struct metadata {
     uint64_t last_async_ms;
     unsigned rr; /* next broker for async refreshes */
     uint64_t generation;
+    bool tls; /* use brokers' TLS listeners (metadata_use_tls) */
 };
 
 void metadata_addrs_free(struct md_addr *a, size_t n)
@@ -198,6 +199,11 @@ static void metadata_brokers_free(struct metadata *md)
     md->n_brokers = 0;
 }
 
+void metadata_use_tls(struct metadata *md)
+{
+    md->tls = true;
+}
+
 void metadata_free(struct metadata *md)
 {
     size_t i;
@@ -330,8 +336,13 @@ static int metadata_apply_brokers(struct metadata *md,
     for (i = 0; i < r->n_brokers; i++) {
         b[i].id = r->brokers[i]->id;
         b[i].fenced = r->brokers[i]->fenced;
-        b[i].addr.port = (uint16_t)r->brokers[i]->port;
-        b[i].addr.host = mem_strdup(r->brokers[i]->host);
+        /* a TLS client uses a broker's TLS listener if it has one beside
+         * the plain one */
+        bool tls = md->tls && r->brokers[i]->tls_port != 0;
+        b[i].addr.port =
+            (uint16_t)(tls ? r->brokers[i]->tls_port : r->brokers[i]->port);
+        b[i].addr.host =
+            mem_strdup(tls ? r->brokers[i]->tls_host : r->brokers[i]->host);
         if (b[i].addr.host == NULL) {
             while (i-- > 0) {
                 mem_free(b[i].addr.host);

@@ -59,6 +59,9 @@ WEIR_MUST_CHECK int metadata_new(const char *bootstrap,
                                  struct metadata **out,
                                  struct err_detail *ed);
 void metadata_free(struct metadata *md);
+/* The client speaks TLS: brokers advertising a TLS listener beside their
+ * plain one are reached there. */
+void metadata_use_tls(struct metadata *md);
 
 /* The topic's entry, created (unknown) if new; NULL when out of memory.
  * Refreshes ask for every topic that has an entry. */

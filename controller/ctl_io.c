@@ -80,6 +80,14 @@ static void ctl_io_trace_record(const struct ctl_server *s,
                    (unsigned)r->u.reg.port, (int)r->u.reg.rack.len,
                    r->u.reg.rack.ptr);
         break;
+    case META_RECORD_BROKER_TLS:
+        trace_info("controller",
+                   "event=broker_tls_listener broker=%d epoch=%lld "
+                   "address=%.*s:%u",
+                   (int)r->u.tls.id, (long long)r->u.tls.epoch,
+                   (int)r->u.tls.host.len, r->u.tls.host.ptr,
+                   (unsigned)r->u.tls.port);
+        break;
     case META_RECORD_FENCE_BROKER:
     case META_RECORD_UNFENCE_BROKER:
         trace_info("controller", "event=broker_%s broker=%d epoch=%lld",

@@ -95,6 +95,8 @@ static void ctl_rpc_register(struct ctl_server *s,
     ev.u.reg.host = m->host;
     ev.u.reg.port = m->port <= UINT16_MAX ? (uint16_t)m->port : 0;
     ev.u.reg.rack = m->rack;
+    ev.u.reg.tls_host = m->tls_host;
+    ev.u.reg.tls_port = m->tls_port <= UINT16_MAX ? (uint16_t)m->tls_port : 0;
     resp.correlation_id = r->correlation_id;
     if (ctl_rpc_result(s, &ev, &resp) == 0) {
         body.broker_epoch = s->act.broker_epoch;

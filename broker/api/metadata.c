@@ -188,6 +188,10 @@ void api_metadata(struct broker *b, struct srv_req *req, Weir__Request *r)
     m.broker.id = (int32_t)b->cfg.id;
     m.broker.host = b->adv_host;
     m.broker.port = b->adv_port;
+    if (b->srv_tls != NULL) {
+        m.broker.tls_host = b->tls_adv_host;
+        m.broker.tls_port = b->tls_adv_port;
+    }
     m.brokers[0] = &m.broker;
     m.self[0] = (int32_t)b->cfg.id;
     for (i = 0; i < m.n_topics; i++) {

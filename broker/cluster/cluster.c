@@ -95,6 +95,10 @@ static void cluster_register(struct cluster *c)
     m.host = (char *)b->adv_host;
     m.port = b->adv_port;
     m.rack = b->cfg.rack != NULL ? b->cfg.rack : "";
+    if (b->srv_tls != NULL) {
+        m.tls_host = (char *)b->tls_adv_host;
+        m.tls_port = b->tls_adv_port;
+    }
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_REGISTER_BROKER;
     req.register_broker = &m;

@@ -175,6 +175,10 @@ void group_io_find_coordinator(struct group_io *io,
         body.node_id = (int32_t)io->b->cfg.id;
         body.host = io->b->adv_host;
         body.port = io->b->adv_port;
+        if (io->b->srv_tls != NULL) {
+            body.tls_host = io->b->tls_adv_host;
+            body.tls_port = io->b->tls_adv_port;
+        }
         body.partition = grec_partition_for(group, io->n_parts);
     } else if (rv == WEIR_ENOT_COORDINATOR && io->b->cluster != NULL) {
         const struct meta_image *img = cluster_image(io->b->cluster);
@@ -191,6 +195,10 @@ void group_io_find_coordinator(struct group_io *io,
             body.node_id = mb->id;
             body.host = mb->host;
             body.port = mb->port;
+            if (mb->tls_port != 0) {
+                body.tls_host = mb->tls_host;
+                body.tls_port = mb->tls_port;
+            }
             body.partition = p;
         } else {
             rv = WEIR_ECOORDINATOR_NOT_AVAILABLE;

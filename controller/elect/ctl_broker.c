@@ -76,6 +76,7 @@ int ctl_broker_register(struct ctl_core *core,
         meta_image_broker(core->img, ev->u.reg.broker_id);
     struct ctl_excl ex = {&ev->u.reg.broker_id, 1};
     struct meta_record rec;
+    struct meta_record tls;
     struct err_detail why;
     int rv;
 
@@ -85,7 +86,13 @@ int ctl_broker_register(struct ctl_core *core,
     rec.u.reg.host = ctl_broker_str(ev->u.reg.host);
     rec.u.reg.port = ev->u.reg.port;
     rec.u.reg.rack = ctl_broker_str(ev->u.reg.rack);
-    if (meta_record_check(&rec, &why) != 0) {
+    memset(&tls, 0, sizeof(tls));
+    tls.type = META_RECORD_BROKER_TLS;
+    tls.u.tls.id = rec.u.reg.id;
+    tls.u.tls.host = ctl_broker_str(ev->u.reg.tls_host);
+    tls.u.tls.port = ev->u.reg.tls_port;
+    if (meta_record_check(&rec, &why) != 0 ||
+        (tls.u.tls.port != 0 && meta_record_check(&tls, &why) != 0)) {
         ctl_core_refuse(out, WEIR_EINVALID_REQUEST, "registration: %s",
                         why.msg);
         return 0;
@@ -102,6 +109,10 @@ int ctl_broker_register(struct ctl_core *core,
     }
     rec.u.reg.epoch = meta_image_end_offset(core->img);
     rv = ctl_core_emit(core, out, &rec);
+    if (rv == 0 && tls.u.tls.port != 0) {
+        tls.u.tls.epoch = rec.u.reg.epoch;
+        rv = ctl_core_emit(core, out, &tls);
+    }
     if (rv != 0) {
         return rv;
     }

@@ -78,7 +78,9 @@ struct ctl_event {
             int32_t broker_id;
             const char *host; /* advertised address */
             uint16_t port;
-            const char *rack; /* NULL or "" when none */
+            const char *rack;     /* NULL or "" when none */
+            const char *tls_host; /* TLS listener: NULL/"" when none */
+            uint16_t tls_port;
         } reg;
         struct {
             int32_t broker_id;

@@ -43,6 +43,7 @@ void meta_image_free(struct meta_image *img)
     for (i = 0; i < img->n_brokers; i++) {
         mem_free(img->brokers[i].host);
         mem_free(img->brokers[i].rack);
+        mem_free(img->brokers[i].tls_host);
     }
     for (i = 0; i < img->n_topics; i++) {
         meta_image_free_topic(&img->topics[i]);
@@ -256,12 +257,38 @@ static int meta_image_apply_register(struct meta_image *img,
     } else {
         mem_free(b->host);
         mem_free(b->rack);
+        mem_free(b->tls_host); /* a BROKER_TLS record follows, if any */
+        b->tls_host = NULL;
+        b->tls_port = 0;
     }
     b->epoch = r->epoch;
     b->host = host;
     b->port = r->port;
     b->rack = rack;
     b->fenced = true;
+    return 0;
+}
+
+static int meta_image_apply_tls(struct meta_image *img,
+                                const struct meta_broker_tls *t,
+                                struct err_detail *ed)
+{
+    struct meta_broker *b = meta_image_broker_mut(img, t->id);
+    char *host;
+
+    if (b == NULL || b->epoch != t->epoch) {
+        return err_set(ed, WEIR_ECORRUPT,
+                       "TLS listener of broker %d epoch %lld: no such "
+                       "registration",
+                       (int)t->id, (long long)t->epoch);
+    }
+    host = mem_strndup(t->host.ptr, t->host.len);
+    if (host == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "broker %d TLS listener", (int)t->id);
+    }
+    mem_free(b->tls_host);
+    b->tls_host = host;
+    b->tls_port = t->port;
     return 0;
 }
 
@@ -470,6 +497,8 @@ static int meta_image_apply_one(struct meta_image *img,
         return meta_image_apply_change(img, &rec->u.change, ed);
     case META_RECORD_PRODUCER_IDS:
         return meta_image_apply_pids(img, rec->u.next_producer_id, ed);
+    case META_RECORD_BROKER_TLS:
+        return meta_image_apply_tls(img, &rec->u.tls, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }

@@ -36,6 +36,8 @@ struct meta_broker {
     char *host;    /* NUL-terminated */
     uint16_t port;
     char *rack;     /* "" when none */
+    char *tls_host; /* TLS listener (BROKER_TLS), NULL when none */
+    uint16_t tls_port;
     bool fenced;    /* registered brokers start fenced */
     uint32_t n_led; /* partitions whose leader it is */
 };

@@ -102,6 +102,8 @@ static bool meta_image_broker_equal(const struct meta_broker *a,
     return a->id == b->id && a->epoch == b->epoch &&
            strcmp(a->host, b->host) == 0 && a->port == b->port &&
            strcmp(a->rack, b->rack) == 0 && a->fenced == b->fenced &&
+           a->tls_port == b->tls_port &&
+           (a->tls_port == 0 || strcmp(a->tls_host, b->tls_host) == 0) &&
            a->n_led == b->n_led;
 }
 

@@ -57,6 +57,10 @@ static void meta_pb_brokers(const struct meta_image *img,
         bi->port = b->port;
         bi->rack = b->rack;
         bi->fenced = b->fenced;
+        if (b->tls_port != 0) {
+            bi->tls_host = b->tls_host;
+            bi->tls_port = b->tls_port;
+        }
         m->broker_ptrs[i] = bi;
     }
     body->brokers = m->broker_ptrs;

@@ -18,6 +18,7 @@ static const char *const meta_record_names[] = {
     [META_RECORD_PARTITION] = "PARTITION",
     [META_RECORD_PARTITION_CHANGE] = "PARTITION_CHANGE",
     [META_RECORD_PRODUCER_IDS] = "PRODUCER_IDS",
+    [META_RECORD_BROKER_TLS] = "BROKER_TLS",
 };
 
 #define META_RECORD_N_TYPES                                                    \
@@ -121,6 +122,23 @@ static int meta_record_check_register(const struct meta_register_broker *r,
     }
     if (rv == 0 && r->port == 0) {
         rv = err_set(ed, WEIR_ECORRUPT, "broker %d has port 0", (int)r->id);
+    }
+    return rv;
+}
+
+static int meta_record_check_tls(const struct meta_broker_tls *t,
+                                 struct err_detail *ed)
+{
+    struct meta_broker_ref ref = {t->id, t->epoch};
+    int rv;
+
+    rv = meta_record_check_broker(&ref, ed);
+    if (rv == 0) {
+        rv = meta_record_check_str(t->host, 1, META_MAX_HOST_BYTES, false,
+                                   "broker TLS host", ed);
+    }
+    if (rv == 0 && t->port == 0) {
+        rv = err_set(ed, WEIR_ECORRUPT, "broker %d has TLS port 0", (int)t->id);
     }
     return rv;
 }
@@ -257,6 +275,8 @@ int meta_record_check(const struct meta_record *rec, struct err_detail *ed)
                            (long long)rec->u.next_producer_id);
         }
         return 0;
+    case META_RECORD_BROKER_TLS:
+        return meta_record_check_tls(&rec->u.tls, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }
@@ -321,6 +341,10 @@ bool meta_record_equal(const struct meta_record *a, const struct meta_record *b)
         return meta_record_equal_change(&a->u.change, &b->u.change);
     case META_RECORD_PRODUCER_IDS:
         return a->u.next_producer_id == b->u.next_producer_id;
+    case META_RECORD_BROKER_TLS:
+        return a->u.tls.id == b->u.tls.id && a->u.tls.epoch == b->u.tls.epoch &&
+               meta_str_equal(a->u.tls.host, b->u.tls.host) &&
+               a->u.tls.port == b->u.tls.port;
     }
     return false;
 }

@@ -40,6 +40,7 @@ enum meta_record_type {
     META_RECORD_PARTITION = 7,
     META_RECORD_PARTITION_CHANGE = 8,
     META_RECORD_PRODUCER_IDS = 9,
+    META_RECORD_BROKER_TLS = 10,
 };
 
 /* Borrowed bytes of a string; not NUL-terminated. */
@@ -60,6 +61,16 @@ struct meta_register_broker {
     struct meta_str host; /* advertised address, 1..255 printable bytes */
     uint16_t port;        /* 1..65535 */
     struct meta_str rack; /* 0..64 printable bytes; empty = no rack */
+};
+
+/* BROKER_TLS: the TLS listener a registered broker also serves clients
+ * on, for the registration of that epoch (written right after its
+ * REGISTER_BROKER; a new registration without one has none). */
+struct meta_broker_tls {
+    int32_t id;
+    int64_t epoch;        /* the REGISTER_BROKER's */
+    struct meta_str host; /* advertised, 1..255 printable bytes */
+    uint16_t port;        /* 1..65535 */
 };
 
 /* FENCE_BROKER and UNFENCE_BROKER. */
@@ -114,7 +125,8 @@ struct meta_record {
         int64_t remove_topic_id;             /* REMOVE_TOPIC */
         struct meta_partition_rec part;      /* PARTITION */
         struct meta_partition_change change; /* PARTITION_CHANGE */
-        int64_t next_producer_id; /* PRODUCER_IDS: ids below are taken */
+        int64_t next_producer_id;   /* PRODUCER_IDS: ids below are taken */
+        struct meta_broker_tls tls; /* BROKER_TLS */
     } u;
 };
 

@@ -96,6 +96,12 @@ static void meta_codec_put_body(struct weir_buf *b,
     case META_RECORD_PRODUCER_IDS:
         meta_codec_put_i64(b, rec->u.next_producer_id);
         break;
+    case META_RECORD_BROKER_TLS:
+        meta_codec_put_i32(b, rec->u.tls.id);
+        meta_codec_put_i64(b, rec->u.tls.epoch);
+        meta_codec_put_str(b, rec->u.tls.host);
+        buf_put_u16be(b, rec->u.tls.port);
+        break;
     }
 }
 
@@ -235,6 +241,11 @@ static bool meta_codec_get_body(struct weir_cursor *c, struct meta_record *rec)
         return meta_codec_get_change(c, &rec->u.change);
     case META_RECORD_PRODUCER_IDS:
         return meta_codec_i64(c, &rec->u.next_producer_id);
+    case META_RECORD_BROKER_TLS:
+        return meta_codec_i32(c, &rec->u.tls.id) &&
+               meta_codec_i64(c, &rec->u.tls.epoch) &&
+               meta_codec_str(c, &rec->u.tls.host) &&
+               cur_u16be(c, &rec->u.tls.port);
     }
     return false;
 }

@@ -30,6 +30,15 @@ static int meta_snapshot_walk_broker(const struct meta_broker *b,
     rec.u.reg.port = b->port;
     rec.u.reg.rack = meta_snapshot_str(b->rack);
     rv = fn(ctx, &rec);
+    if (rv == 0 && b->tls_port != 0) {
+        memset(&rec, 0, sizeof(rec));
+        rec.type = META_RECORD_BROKER_TLS;
+        rec.u.tls.id = b->id;
+        rec.u.tls.epoch = b->epoch;
+        rec.u.tls.host = meta_snapshot_str(b->tls_host);
+        rec.u.tls.port = b->tls_port;
+        rv = fn(ctx, &rec);
+    }
     if (rv != 0 || b->fenced) {
         return rv;
     }

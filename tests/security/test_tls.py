@@ -160,9 +160,59 @@ def test_mutual_tls_cluster():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_tls_beside_plaintext():
+    """Brokers with a plain listener and a TLS one beside it (tls-listen):
+    plain clients use the plain addresses, TLS clients learn the brokers'
+    TLS addresses from metadata (and the group coordinator's from
+    FindCoordinator) and never touch a plain port."""
+    tmp = tempfile.mkdtemp(prefix="weir-tlsb-")
+    ctl = Controller(data_dir=os.path.join(tmp, "controller"))
+    brokers = {}
+    tls_addr = {}
+    try:
+        ctl.start()
+        for i in (1, 2, 3):
+            tls_addr[i] = f"127.0.0.1:{weirtest.free_port()}"
+            brokers[i] = Broker(
+                data_dir=os.path.join(tmp, f"broker-{i}"),
+                args=["--id", str(i), "--controller", ctl.addr,
+                      "--tls-listen", tls_addr[i], "--tls-cert", C["broker"],
+                      "--tls-key", C["broker.key"]]).start()
+        plain = brokers[1].addr
+
+        def three_alive():
+            p = cli(plain, "cluster", tls=False, check=False)
+            out = p.stdout.decode()
+            return out if p.returncode == 0 and "(3 alive" in out else None
+        wait_until("three brokers alive", three_alive, 20, step=0.5)
+        cli(plain, "topic", "create", "b", "--partitions", "3",
+            "--replication-factor", "3", tls=False)
+        round_trip(plain, "b", n=20, tls=False)
+        log("plain clients on the plain listeners: produce and consume")
+        round_trip(tls_addr[2], "b", n=20)
+        log("a TLS client bootstrapped on a TLS listener: produce and "
+            "consume through every broker's TLS address")
+        got = cli(tls_addr[3], "consume", "b", "--group", "g",
+                  "--from-beginning", "--timeout-ms", "3000").stdout.split()
+        assert len(got) >= 40, got
+        log(f"a TLS group member read {len(got)} records (coordinator "
+            f"found over TLS)")
+        p = cli(tls_addr[1], "topic", "list", tls=False, check=False)
+        assert p.returncode != 0
+        p = cli(plain, "topic", "list", check=False)
+        assert p.returncode != 0
+        log("plain text to a TLS listener, and TLS to a plain one: refused")
+        assert "tls=beside" in brokers[1].log_text()
+    finally:
+        for b in brokers.values():
+            b.cleanup()
+        ctl.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 if __name__ == "__main__":
     try:
         run_main([test_tls_listener, test_wrong_hostname_and_expired,
-                  test_mutual_tls_cluster])
+                  test_mutual_tls_cluster, test_tls_beside_plaintext])
     finally:
         shutil.rmtree(TMP, ignore_errors=True)

@@ -249,8 +249,10 @@ static void test_broker_rules(void **state)
 {
     struct meta_image *img = cluster();
     const struct meta_broker *b;
+    struct meta_record tls;
 
     (void)state;
+    memset(&tls, 0, sizeof(tls));
     refuse(img, r_reg(1, 1, "b1"));     /* epoch not above */
     refuse(img, r_reg(1, 0, "b1"));     /* epoch below */
     refuse(img, r_reg(0, 20, "b0"));    /* leads a partition */
@@ -268,6 +270,24 @@ static void test_broker_rules(void **state)
     apply_ok(img, r_reg(9, 15, "b9")); /* new brokers are fenced */
     assert_true(meta_image_broker(img, 9)->fenced);
     assert_int_equal(meta_image_broker_count(img), 4);
+    /* a TLS listener belongs to one registration, and goes with it */
+    tls.type = META_RECORD_BROKER_TLS;
+    tls.u.tls.id = 9;
+    tls.u.tls.epoch = 14; /* not broker 9's */
+    tls.u.tls.host = STR("b9.example");
+    tls.u.tls.port = 9093;
+    refuse(img, tls);
+    tls.u.tls.id = 8; /* not registered */
+    refuse(img, tls);
+    tls.u.tls.id = 9;
+    tls.u.tls.epoch = 15;
+    apply_ok(img, tls);
+    b = meta_image_broker(img, 9);
+    assert_string_equal(b->tls_host, "b9.example");
+    assert_int_equal(b->tls_port, 9093);
+    apply_ok(img, r_reg(9, 17, "b9"));
+    assert_null(meta_image_broker(img, 9)->tls_host);
+    assert_int_equal(meta_image_broker(img, 9)->tls_port, 0);
     meta_image_free(img);
 }
 

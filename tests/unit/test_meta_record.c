@@ -105,6 +105,12 @@ static size_t all_records(struct meta_record *out)
     memset(&out[n], 0, sizeof(out[n]));
     out[n].type = META_RECORD_PRODUCER_IDS;
     out[n++].u.next_producer_id = 1000;
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_BROKER_TLS;
+    out[n].u.tls.id = 3;
+    out[n].u.tls.epoch = 12;
+    out[n].u.tls.host = STR("broker3.example");
+    out[n++].u.tls.port = 9093;
     return n;
 }
 
@@ -511,7 +517,9 @@ static void test_type_names(void **state)
     assert_string_equal(meta_record_type_name(META_RECORD_REGISTER_BROKER),
                         "REGISTER_BROKER");
     assert_string_equal(meta_record_type_name(0), "UNKNOWN");
-    assert_string_equal(meta_record_type_name(10), "UNKNOWN");
+    assert_string_equal(meta_record_type_name(META_RECORD_BROKER_TLS),
+                        "BROKER_TLS");
+    assert_string_equal(meta_record_type_name(11), "UNKNOWN");
     assert_string_equal(meta_record_type_name(-1), "UNKNOWN");
 }
 

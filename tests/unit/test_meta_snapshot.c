@@ -86,6 +86,11 @@ static size_t sample_log(struct meta_record *out)
     out[n].u.change.isr.ids[0] = 2;
     out[n].u.change.leader = 2;
     out[n++].u.change.partition_epoch = 1;
+    out[n].type = META_RECORD_BROKER_TLS; /* 1 also serves TLS */
+    out[n].u.tls.id = 1;
+    out[n].u.tls.epoch = 1;
+    out[n].u.tls.host = STR("b1");
+    out[n++].u.tls.port = 9443;
     return n;
 }
 
@@ -178,6 +183,7 @@ static void test_walk_lists_the_rebuilding_records(void **state)
     assert_int_equal(seen[META_RECORD_PARTITION], 3);
     assert_int_equal(seen[META_RECORD_PARTITION_CHANGE], 0);
     assert_int_equal(seen[META_RECORD_PRODUCER_IDS], 1);
+    assert_int_equal(seen[META_RECORD_BROKER_TLS], 1);
     assert_int_equal(meta_snapshot_walk(img, stop_at_third, &calls), 77);
     assert_int_equal(calls, 3);
     meta_image_free(img);
@@ -276,7 +282,7 @@ static void test_header_counts_are_checked(void **state)
     encode_sample(&b);
     count = wire_get_u32be(b.data + 13);
     end = wire_get_u64be(b.data + 5);
-    assert_int_equal(end, 18);
+    assert_int_equal(end, 19); /* the sample log's length */
     wire_put_u32be(b.data + 13, count + 1); /* a record too many */
     fix_crc(&b);
     assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
