@@ -309,18 +309,29 @@ static int ctl_io_listen(struct ctl_server *s, struct err_detail *ed)
     sc.idle_timeout_ms = 600000;
     sc.frame_timeout_ms = 30000;
     sc.max_output_bytes = 256u * 1024 * 1024;
-    if (s->cfg.tls && (rv = tls_daemon_ctxs(
-                           s->cfg.tls_cert, s->cfg.tls_key, s->cfg.tls_ca,
-                           s->cfg.tls_client_auth, &s->tls, NULL, ed)) != 0) {
+    if ((s->cfg.tls || s->cfg.tls_listen != NULL) &&
+        (rv = tls_daemon_ctxs(s->cfg.tls_cert, s->cfg.tls_key, s->cfg.tls_ca,
+                              s->cfg.tls_client_auth, &s->tls, NULL, ed)) !=
+            0) {
         return rv;
     }
-    sc.tls = s->tls;
+    sc.tls = s->cfg.tls ? s->tls : NULL;
     rv =
         srv_open(s->base, s->cfg.listen, &sc, ctl_rpc_dispatch, s, &s->srv, ed);
     if (rv != 0) {
         return rv;
     }
     srv_on_lost(s->srv, ctl_io_broker_lost, s);
+    if (s->cfg.tls_listen != NULL) {
+        /* the same calls over TLS, beside the main listener */
+        sc.tls = s->tls;
+        rv = srv_open(s->base, s->cfg.tls_listen, &sc, ctl_rpc_dispatch, s,
+                      &s->srv_tls, ed);
+        if (rv != 0) {
+            return rv;
+        }
+        srv_on_lost(s->srv_tls, ctl_io_broker_lost, s);
+    }
     rv = addr_split(s->cfg.advertise != NULL ? s->cfg.advertise : s->cfg.listen,
                     host, sizeof(host), &port, ed);
     if (rv != 0) {
@@ -394,12 +405,17 @@ void ctl_server_close(struct ctl_server *s)
     if (s->srv != NULL) {
         struct timeval drain = {0, 100000};
         srv_stop_accepting(s->srv);
+        if (s->srv_tls != NULL) {
+            srv_stop_accepting(s->srv_tls);
+        }
         ctl_rpc_wake(s, true);
         /* let the answers just queued reach the brokers */
         (void)event_base_loopexit(s->base, &drain);
         (void)event_base_dispatch(s->base);
         srv_close(s->srv);
         s->srv = NULL;
+        srv_close(s->srv_tls);
+        s->srv_tls = NULL;
         trace_info("controller", "event=shutdown_complete clean=true");
     }
     tls_ctx_free(s->tls);

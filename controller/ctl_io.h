@@ -38,6 +38,7 @@ struct ctl_server_config {
     int64_t max_frame_bytes;
     int64_t metadata_max_wait_ms;
     bool tls;
+    char *tls_listen;
     char *tls_cert;
     char *tls_key;
     char *tls_ca;
@@ -55,7 +56,8 @@ struct ctl_server {
     const struct clock *clock;
     struct event_base *base;
     struct srv *srv;
-    struct ssl_ctx_st *tls; /* the listener's, NULL without tls */
+    struct srv *srv_tls;    /* tls-listen beside srv, or NULL */
+    struct ssl_ctx_st *tls; /* NULL without tls or tls-listen */
     struct ctl_log *log;
     struct ctl_core *core;  /* NULL only when a rebuild failed */
     struct ctl_actions act; /* of the latest step */

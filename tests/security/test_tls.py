@@ -166,7 +166,10 @@ def test_tls_beside_plaintext():
     TLS addresses from metadata (and the group coordinator's from
     FindCoordinator) and never touch a plain port."""
     tmp = tempfile.mkdtemp(prefix="weir-tlsb-")
-    ctl = Controller(data_dir=os.path.join(tmp, "controller"))
+    ctl_tls = f"127.0.0.1:{weirtest.free_port()}"
+    ctl = Controller(data_dir=os.path.join(tmp, "controller"),
+                     args=["--tls-listen", ctl_tls, "--tls-cert", C["broker"],
+                           "--tls-key", C["broker.key"]])
     brokers = {}
     tls_addr = {}
     try:
@@ -197,7 +200,13 @@ def test_tls_beside_plaintext():
         assert len(got) >= 40, got
         log(f"a TLS group member read {len(got)} records (coordinator "
             f"found over TLS)")
+        out = cli(ctl_tls, "cluster").stdout.decode()
+        assert "(3 alive" in out, out
+        log("the controller's TLS listener beside its plain one answers "
+            "`weir cluster` over TLS")
         p = cli(tls_addr[1], "topic", "list", tls=False, check=False)
+        assert p.returncode != 0
+        p = cli(ctl_tls, "cluster", tls=False, check=False)
         assert p.returncode != 0
         p = cli(plain, "topic", "list", check=False)
         assert p.returncode != 0
