@@ -282,7 +282,7 @@ static void test_header_counts_are_checked(void **state)
     encode_sample(&b);
     count = wire_get_u32be(b.data + 13);
     end = wire_get_u64be(b.data + 5);
-    assert_int_equal(end, 19); /* the sample log's length */
+    assert_int_equal(end, 19);              /* the sample log's length */
     wire_put_u32be(b.data + 13, count + 1); /* a record too many */
     fix_crc(&b);
     assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
