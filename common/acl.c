@@ -105,6 +105,18 @@ int acl_add(struct acl_set *s, const struct acl_rule *r, struct err_detail *ed)
     return 0;
 }
 
+bool acl_has(const struct acl_set *s, const struct acl_rule *r)
+{
+    size_t i;
+
+    for (i = 0; i < s->n; i++) {
+        if (acl_rule_equal(&s->rules[i], r)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 size_t acl_remove(struct acl_set *s, const struct acl_rule *r)
 {
     size_t i = 0;
@@ -174,4 +186,30 @@ bool acl_allowed(const struct acl_set *s,
         allow = true;
     }
     return allow;
+}
+
+const char *acl_pattern_name(enum acl_pattern p)
+{
+    return p == ACL_LITERAL ? "literal" : p == ACL_PREFIXED ? "prefixed" : "?";
+}
+
+enum acl_pattern acl_pattern_parse(const char *s)
+{
+    if (strcmp(s, "literal") == 0) {
+        return ACL_LITERAL;
+    }
+    return strcmp(s, "prefixed") == 0 ? ACL_PREFIXED : (enum acl_pattern)0;
+}
+
+const char *acl_perm_name(enum acl_perm p)
+{
+    return p == ACL_ALLOW ? "allow" : p == ACL_DENY ? "deny" : "?";
+}
+
+enum acl_perm acl_perm_parse(const char *s)
+{
+    if (strcmp(s, "allow") == 0) {
+        return ACL_ALLOW;
+    }
+    return strcmp(s, "deny") == 0 ? ACL_DENY : (enum acl_perm)0;
 }

@@ -56,6 +56,8 @@ void acl_set_fini(struct acl_set *s);
  * WEIR_ENOMEM, and WEIR_EPOLICY_VIOLATION past ACL_MAX_RULES. */
 WEIR_MUST_CHECK int
 acl_add(struct acl_set *s, const struct acl_rule *r, struct err_detail *ed);
+/* True if a rule equal to r (every field) is in the set. */
+bool acl_has(const struct acl_set *s, const struct acl_rule *r);
 /* Remove the rules equal to r; returns how many. */
 size_t acl_remove(struct acl_set *s, const struct acl_rule *r);
 
@@ -74,5 +76,9 @@ const char *acl_op_name(enum acl_op op);
 enum acl_op acl_op_parse(const char *s);
 const char *acl_resource_name(enum acl_resource r);
 enum acl_resource acl_resource_parse(const char *s);
+const char *acl_pattern_name(enum acl_pattern p);
+enum acl_pattern acl_pattern_parse(const char *s);
+const char *acl_perm_name(enum acl_perm p);
+enum acl_perm acl_perm_parse(const char *s);
 
 #endif /* COMMON_ACL_H */

@@ -214,8 +214,29 @@ const struct meta_broker *ctl_core_broker(struct ctl_core *core,
     return b;
 }
 
-/* Copy one string of a record into out, so the batch does not borrow from
- * the event (gone after the step) or the image (changed by later ones). */
+/* Copy len bytes of a record into out (NUL-terminated, for strings), so
+ * the batch does not borrow from the event (gone after the step) or the
+ * image (changed by later ones). */
+static char *
+ctl_core_keep_copy(struct ctl_actions *out, const void *p, size_t len)
+{
+    char *copy;
+
+    if (out->n_strs == out->cap_strs &&
+        mem_grow((void **)&out->strs, &out->cap_strs, out->n_strs + 1,
+                 sizeof(out->strs[0])) != 0) {
+        return NULL;
+    }
+    copy = mem_malloc(len + 1);
+    if (copy == NULL) {
+        return NULL;
+    }
+    memcpy(copy, p, len);
+    copy[len] = '\0';
+    out->strs[out->n_strs++] = copy;
+    return copy;
+}
+
 static int ctl_core_keep_str(struct ctl_actions *out, struct meta_str *s)
 {
     char *copy;
@@ -224,23 +245,53 @@ static int ctl_core_keep_str(struct ctl_actions *out, struct meta_str *s)
         s->ptr = "";
         return 0;
     }
-    if (out->n_strs == out->cap_strs &&
-        mem_grow((void **)&out->strs, &out->cap_strs, out->n_strs + 1,
-                 sizeof(out->strs[0])) != 0) {
-        return WEIR_ENOMEM;
-    }
-    copy = mem_strndup(s->ptr, s->len);
+    copy = ctl_core_keep_copy(out, s->ptr, s->len);
     if (copy == NULL) {
         return WEIR_ENOMEM;
     }
-    out->strs[out->n_strs++] = copy;
     s->ptr = copy;
     return 0;
+}
+
+static int ctl_core_keep_bytes(struct ctl_actions *out, struct meta_bytes *b)
+{
+    char *copy;
+
+    if (b->len == 0) {
+        return 0;
+    }
+    copy = ctl_core_keep_copy(out, b->ptr, b->len);
+    if (copy == NULL) {
+        return WEIR_ENOMEM;
+    }
+    b->ptr = (const uint8_t *)copy;
+    return 0;
+}
+
+static int ctl_core_keep_user(struct ctl_actions *out,
+                              struct meta_user_scram *u)
+{
+    if (ctl_core_keep_str(out, &u->name) != 0 ||
+        ctl_core_keep_bytes(out, &u->salt) != 0 ||
+        ctl_core_keep_bytes(out, &u->stored_key) != 0) {
+        return WEIR_ENOMEM;
+    }
+    return ctl_core_keep_bytes(out, &u->server_key);
 }
 
 static int ctl_core_keep(struct ctl_actions *out, struct meta_record *rec)
 {
     switch (rec->type) {
+    case META_RECORD_USER_SCRAM:
+        return ctl_core_keep_user(out, &rec->u.user);
+    case META_RECORD_REMOVE_USER_SCRAM:
+        return ctl_core_keep_str(out, &rec->u.user_ref.name);
+    case META_RECORD_ACL:
+    case META_RECORD_REMOVE_ACL:
+        if (ctl_core_keep_str(out, &rec->u.acl.principal) != 0) {
+            return WEIR_ENOMEM;
+        }
+        return ctl_core_keep_str(out, &rec->u.acl.name);
     case META_RECORD_REGISTER_BROKER:
         if (ctl_core_keep_str(out, &rec->u.reg.host) != 0) {
             return WEIR_ENOMEM;
@@ -394,6 +445,13 @@ static int ctl_core_dispatch(struct ctl_core *core,
         return ctl_core_pids(core, ev, out);
     case CTL_EV_BROKER_DISCONNECTED:
         return ctl_broker_disconnected(core, ev);
+    case CTL_EV_UPSERT_USER:
+        return ctl_auth_upsert_user(core, ev, out);
+    case CTL_EV_DELETE_USER:
+        return ctl_auth_delete_user(core, ev, out);
+    case CTL_EV_ADD_ACL:
+    case CTL_EV_REMOVE_ACL:
+        return ctl_auth_acl(core, ev, out);
     }
     ctl_core_refuse(out, WEIR_EINVALID_REQUEST, "unknown event type %d",
                     (int)ev->type);

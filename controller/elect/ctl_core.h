@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Controller core: the pure state machine that decides cluster metadata
- * (registration, fencing, elections, ISR changes, placement, producer ids).
+ * (registration, fencing, elections, ISR changes, placement, producer ids,
+ * SCRAM users and ACL rules).
  * An event stamped with the time goes in; out come metadata records, the
  * answer to the event and when to deliver the next TICK. It reads no clock
  * and makes no socket, file or random call (STYLE 2.7).
@@ -59,6 +60,10 @@ enum ctl_event_type {
     CTL_EV_ALLOCATE_PRODUCER_IDS,
     CTL_EV_BROKER_DISCONNECTED, /* a connection it spoke on was closed by
                                    the peer (process gone, or a reset) */
+    CTL_EV_UPSERT_USER,         /* set a user's credential for cred->mech */
+    CTL_EV_DELETE_USER,         /* NOT_FOUND when (name, mech) has none */
+    CTL_EV_ADD_ACL,             /* a rule already present: 0 and no record */
+    CTL_EV_REMOVE_ACL,          /* NOT_FOUND when absent */
 };
 
 struct ctl_kv {
@@ -118,6 +123,17 @@ struct ctl_event {
             int64_t broker_epoch;
             int64_t count; /* 1..CTL_MAX_PRODUCER_IDS */
         } pids;
+        struct {
+            const char *name; /* the rules of struct meta_user_scram */
+            const struct scram_cred *cred;
+        } user;
+        struct {
+            const char *name;
+            enum scram_mech mech;
+        } user_del;
+        struct {
+            const struct acl_rule *rule;
+        } acl; /* ADD/REMOVE_ACL */
     } u;
 };
 

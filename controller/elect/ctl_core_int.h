@@ -85,6 +85,17 @@ int ctl_topic_delete(struct ctl_core *core,
                      const struct ctl_event *ev,
                      struct ctl_actions *out);
 
+/* ctl_auth.c: UPSERT_USER, DELETE_USER, ADD_ACL, REMOVE_ACL. */
+int ctl_auth_upsert_user(struct ctl_core *core,
+                         const struct ctl_event *ev,
+                         struct ctl_actions *out);
+int ctl_auth_delete_user(struct ctl_core *core,
+                         const struct ctl_event *ev,
+                         struct ctl_actions *out);
+int ctl_auth_acl(struct ctl_core *core,
+                 const struct ctl_event *ev,
+                 struct ctl_actions *out);
+
 /* ctl_isr.c */
 int ctl_isr_alter(struct ctl_core *core,
                   const struct ctl_event *ev,

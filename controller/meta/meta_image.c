@@ -48,6 +48,7 @@ void meta_image_free(struct meta_image *img)
     for (i = 0; i < img->n_topics; i++) {
         meta_image_free_topic(&img->topics[i]);
     }
+    meta_image_free_auth(img);
     mem_free(img->brokers);
     mem_free(img->topics);
     mem_free(img->names);
@@ -499,6 +500,14 @@ static int meta_image_apply_one(struct meta_image *img,
         return meta_image_apply_pids(img, rec->u.next_producer_id, ed);
     case META_RECORD_BROKER_TLS:
         return meta_image_apply_tls(img, &rec->u.tls, ed);
+    case META_RECORD_USER_SCRAM:
+        return meta_image_apply_user(img, &rec->u.user, ed);
+    case META_RECORD_REMOVE_USER_SCRAM:
+        return meta_image_apply_user_remove(img, &rec->u.user_ref, ed);
+    case META_RECORD_ACL:
+        return meta_image_apply_acl(img, &rec->u.acl, true, ed);
+    case META_RECORD_REMOVE_ACL:
+        return meta_image_apply_acl(img, &rec->u.acl, false, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }

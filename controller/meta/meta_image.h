@@ -8,7 +8,9 @@
  * by id; topics sorted by id with unique names; partitions of a topic dense
  * from 0; replicas distinct registered brokers; the ISR a non-empty subset
  * of the replicas in replica order; the leader -1 or an unfenced ISR member;
- * n_led counts exactly the partitions a broker leads.
+ * n_led counts exactly the partitions a broker leads; users sorted by
+ * (name, mechanism), unique, each a valid credential; ACL rules valid and
+ * distinct, at most ACL_MAX_RULES.
  * Locality: one thread (the controller loop, or one broker's metadata
  * follower). */
 #ifndef CONTROLLER_META_META_IMAGE_H
@@ -18,12 +20,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/acl.h"
 #include "common/err.h"
+#include "common/scram.h"
 #include "controller/meta/meta_record.h"
 
 #define META_MAX_BROKERS 4096
 #define META_MAX_TOPICS  100000
-#define META_MAX_CONFIGS 64 /* per topic */
+#define META_MAX_CONFIGS 64     /* per topic */
+#define META_MAX_USERS   100000 /* (user, mechanism) credentials */
 
 struct meta_image; /* opaque: layout lives in meta_image_int.h */
 
@@ -66,6 +71,12 @@ struct meta_topic {
     struct meta_config *configs; /* sorted by key; only keys set explicitly */
 };
 
+/* One SCRAM credential: a user holds at most one per mechanism. */
+struct meta_user {
+    char *name;             /* NUL-terminated */
+    struct scram_cred cred; /* mech, salt, iterations, stored/server keys */
+};
+
 /* An empty image (end offset 0). Errors: WEIR_ENOMEM. */
 WEIR_MUST_CHECK int meta_image_new(struct meta_image **out);
 /* NULL is a no-op. */
@@ -88,6 +99,11 @@ void meta_image_free(struct meta_image *img);
  *                    order, leader -1 or unfenced, epochs as documented in
  *                    meta_record.h.
  *   PRODUCER_IDS     above the current next producer id.
+ *   USER_SCRAM       creates or replaces the (name, mechanism) credential;
+ *                    at most META_MAX_USERS of them.
+ *   REMOVE_USER_SCRAM an existing (name, mechanism).
+ *   ACL              a rule not already present; at most ACL_MAX_RULES.
+ *   REMOVE_ACL       a rule that is present.
  * (Records loaded from a snapshot are not at their first offsets; there
  * the epoch and id must only lie below the snapshot's end offset.)
  * Errors: WEIR_ECORRUPT (record breaks a rule; the image is unchanged),
@@ -126,8 +142,22 @@ const struct meta_partition *meta_image_partition(const struct meta_image *img,
 /* Value of an explicitly set key, NULL when unset. */
 const char *meta_topic_config(const struct meta_topic *t, const char *key);
 
-/* True if brokers, topics, configs, partitions, next producer id and end
- * offset are all equal. */
+uint32_t meta_image_user_count(const struct meta_image *img);
+/* i < user count; sorted by (name, mechanism). */
+const struct meta_user *meta_image_user_at(const struct meta_image *img,
+                                           uint32_t i);
+/* NULL when the user has no credential for mech. */
+const struct meta_user *meta_image_user(const struct meta_image *img,
+                                        const char *name,
+                                        enum scram_mech mech);
+/* The ACL rules, in the order apply left them (read-only: decide with
+ * acl_allowed). */
+const struct acl_set *meta_image_acls(const struct meta_image *img);
+
+/* True if brokers, topics, configs, partitions, users, ACL rules (in the
+ * same order: apply and snapshots are deterministic, so a replay or a
+ * reload gives that order back), next producer id and end offset are all
+ * equal. */
 bool meta_image_equal(const struct meta_image *a, const struct meta_image *b);
 
 /* Verify every invariant listed at the top of this file.

@@ -20,9 +20,13 @@ struct meta_image {
     struct meta_topic_slot *topics; /* ascending id */
     uint32_t n_topics;
     uint32_t cap_topics;
-    int64_t *names;           /* topic ids by name hash (meta_image.c) */
-    uint32_t names_cap;       /* slots, a power of two (0 before first use) */
-    uint32_t names_used;      /* slots holding an id or a tombstone */
+    int64_t *names;          /* topic ids by name hash (meta_image.c) */
+    uint32_t names_cap;      /* slots, a power of two (0 before first use) */
+    uint32_t names_used;     /* slots holding an id or a tombstone */
+    struct meta_user *users; /* ascending (name, mech) */
+    uint32_t n_users;
+    uint32_t cap_users;
+    struct acl_set acls;      /* distinct rules (meta_image_auth.c) */
     int64_t end_offset;       /* offset of the next record */
     int64_t next_producer_id; /* ids below are handed out */
     bool loading; /* applying a snapshot: records are not at their offsets */
@@ -54,5 +58,25 @@ int meta_image_apply_partition(struct meta_image *img,
 int meta_image_apply_change(struct meta_image *img,
                             const struct meta_partition_change *rec,
                             struct err_detail *ed);
+
+/* USER_SCRAM, REMOVE_USER_SCRAM, ACL, REMOVE_ACL (meta_image_auth.c). */
+int meta_image_apply_user(struct meta_image *img,
+                          const struct meta_user_scram *rec,
+                          struct err_detail *ed);
+int meta_image_apply_user_remove(struct meta_image *img,
+                                 const struct meta_user_ref *rec,
+                                 struct err_detail *ed);
+int meta_image_apply_acl(struct meta_image *img,
+                         const struct meta_acl *rec,
+                         bool add,
+                         struct err_detail *ed);
+void meta_image_free_auth(struct meta_image *img);
+bool meta_image_auth_equal(const struct meta_image *a,
+                           const struct meta_image *b);
+int meta_image_check_auth(const struct meta_image *img, struct err_detail *ed);
+/* The record that rebuilds an image rule or user (strings borrow). */
+void meta_image_acl_record(const struct acl_rule *r, struct meta_acl *out);
+void meta_image_user_record(const struct meta_user *u,
+                            struct meta_user_scram *out);
 
 #endif /* CONTROLLER_META_META_IMAGE_INT_H */

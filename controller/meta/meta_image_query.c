@@ -158,7 +158,7 @@ bool meta_image_equal(const struct meta_image *a, const struct meta_image *b)
             return false;
         }
     }
-    return true;
+    return meta_image_auth_equal(a, b);
 }
 
 static int meta_image_check_ids(const struct meta_image *img,
@@ -255,5 +255,5 @@ int meta_image_check(const struct meta_image *img, struct err_detail *ed)
                 (int)img->brokers[i].id, led[i], img->brokers[i].n_led);
         }
     }
-    return 0;
+    return meta_image_check_auth(img, ed);
 }

@@ -19,6 +19,10 @@ static const char *const meta_record_names[] = {
     [META_RECORD_PARTITION_CHANGE] = "PARTITION_CHANGE",
     [META_RECORD_PRODUCER_IDS] = "PRODUCER_IDS",
     [META_RECORD_BROKER_TLS] = "BROKER_TLS",
+    [META_RECORD_USER_SCRAM] = "USER_SCRAM",
+    [META_RECORD_REMOVE_USER_SCRAM] = "REMOVE_USER_SCRAM",
+    [META_RECORD_ACL] = "ACL",
+    [META_RECORD_REMOVE_ACL] = "REMOVE_ACL",
 };
 
 #define META_RECORD_N_TYPES                                                    \
@@ -248,6 +252,86 @@ static int meta_record_check_config(const struct meta_topic_config *c,
     return rv;
 }
 
+/* SCRAM sends the name as "n=NAME," and would need ',' and '=' escaped
+ * (RFC 5802 saslname); refusing them keeps names byte-for-byte the same
+ * on the wire, in the image and in the CLI. */
+static int meta_record_check_user(const struct meta_user_ref *u,
+                                  struct err_detail *ed)
+{
+    int rv = meta_record_check_str(u->name, 1, SCRAM_MAX_USER, false,
+                                   "user name", ed);
+
+    if (rv == 0 && (memchr(u->name.ptr, ',', u->name.len) != NULL ||
+                    memchr(u->name.ptr, '=', u->name.len) != NULL)) {
+        rv = err_set(ed, WEIR_ECORRUPT, "user name %.*s has ',' or '='",
+                     (int)u->name.len, u->name.ptr);
+    }
+    if (rv == 0 && u->mechanism != SCRAM_SHA_256 &&
+        u->mechanism != SCRAM_SHA_512) {
+        rv = err_set(ed, WEIR_ECORRUPT, "unknown SCRAM mechanism %u",
+                     u->mechanism);
+    }
+    return rv;
+}
+
+static int meta_record_check_scram(const struct meta_user_scram *u,
+                                   struct err_detail *ed)
+{
+    struct meta_user_ref ref = {u->name, u->mechanism};
+    size_t key_len = u->mechanism == SCRAM_SHA_512 ? 64 : 32;
+    int rv = meta_record_check_user(&ref, ed);
+
+    if (rv != 0) {
+        return rv;
+    }
+    if (u->iterations < SCRAM_MIN_ITER || u->iterations > SCRAM_MAX_ITER) {
+        return err_set(ed, WEIR_ECORRUPT, "iterations %u, expected %d..%d",
+                       u->iterations, SCRAM_MIN_ITER, SCRAM_MAX_ITER);
+    }
+    if (u->salt.len < 1 || u->salt.len > SCRAM_MAX_SALT) {
+        return err_set(ed, WEIR_ECORRUPT, "salt is %zu bytes, expected 1..%d",
+                       u->salt.len, SCRAM_MAX_SALT);
+    }
+    if (u->stored_key.len != key_len || u->server_key.len != key_len) {
+        return err_set(ed, WEIR_ECORRUPT,
+                       "stored key %zu and server key %zu bytes, %s needs %zu",
+                       u->stored_key.len, u->server_key.len,
+                       scram_mech_name((enum scram_mech)u->mechanism), key_len);
+    }
+    return 0;
+}
+
+static int meta_record_check_acl(const struct meta_acl *a,
+                                 struct err_detail *ed)
+{
+    bool cluster = a->resource == ACL_CLUSTER;
+    int rv = meta_record_check_str(a->principal, 1, ACL_MAX_NAME, true,
+                                   "ACL principal", ed);
+
+    if (rv == 0 && (a->resource < ACL_TOPIC || a->resource > ACL_CLUSTER)) {
+        rv = err_set(ed, WEIR_ECORRUPT, "unknown ACL resource type %u",
+                     a->resource);
+    }
+    if (rv == 0 && a->pattern != ACL_LITERAL && a->pattern != ACL_PREFIXED) {
+        rv = err_set(ed, WEIR_ECORRUPT, "unknown ACL pattern %u", a->pattern);
+    }
+    if (rv == 0 && cluster && a->pattern != ACL_LITERAL) {
+        rv = err_set(ed, WEIR_ECORRUPT, "a cluster ACL must be literal");
+    }
+    if (rv == 0) {
+        rv = meta_record_check_str(
+            a->name, cluster ? 0 : 1, cluster ? 0 : ACL_MAX_NAME, true,
+            cluster ? "cluster ACL name" : "ACL resource name", ed);
+    }
+    if (rv == 0 && (a->op < ACL_READ || a->op > ACL_ALL)) {
+        rv = err_set(ed, WEIR_ECORRUPT, "unknown ACL operation %u", a->op);
+    }
+    if (rv == 0 && a->perm != ACL_ALLOW && a->perm != ACL_DENY) {
+        rv = err_set(ed, WEIR_ECORRUPT, "unknown ACL permission %u", a->perm);
+    }
+    return rv;
+}
+
 int meta_record_check(const struct meta_record *rec, struct err_detail *ed)
 {
     switch (rec->type) {
@@ -277,6 +361,13 @@ int meta_record_check(const struct meta_record *rec, struct err_detail *ed)
         return 0;
     case META_RECORD_BROKER_TLS:
         return meta_record_check_tls(&rec->u.tls, ed);
+    case META_RECORD_USER_SCRAM:
+        return meta_record_check_scram(&rec->u.user, ed);
+    case META_RECORD_REMOVE_USER_SCRAM:
+        return meta_record_check_user(&rec->u.user_ref, ed);
+    case META_RECORD_ACL:
+    case META_RECORD_REMOVE_ACL:
+        return meta_record_check_acl(&rec->u.acl, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }
@@ -284,6 +375,30 @@ int meta_record_check(const struct meta_record *rec, struct err_detail *ed)
 static bool meta_str_equal(struct meta_str a, struct meta_str b)
 {
     return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+static bool meta_bytes_equal(struct meta_bytes a, struct meta_bytes b)
+{
+    return a.len == b.len && (a.len == 0 || memcmp(a.ptr, b.ptr, a.len) == 0);
+}
+
+static bool meta_record_equal_user(const struct meta_user_scram *a,
+                                   const struct meta_user_scram *b)
+{
+    return meta_str_equal(a->name, b->name) && a->mechanism == b->mechanism &&
+           a->iterations == b->iterations &&
+           meta_bytes_equal(a->salt, b->salt) &&
+           meta_bytes_equal(a->stored_key, b->stored_key) &&
+           meta_bytes_equal(a->server_key, b->server_key);
+}
+
+static bool meta_record_equal_acl(const struct meta_acl *a,
+                                  const struct meta_acl *b)
+{
+    return meta_str_equal(a->principal, b->principal) &&
+           a->resource == b->resource && a->pattern == b->pattern &&
+           meta_str_equal(a->name, b->name) && a->op == b->op &&
+           a->perm == b->perm;
 }
 
 static bool meta_ids_equal(const struct meta_ids *a, const struct meta_ids *b)
@@ -345,6 +460,14 @@ bool meta_record_equal(const struct meta_record *a, const struct meta_record *b)
         return a->u.tls.id == b->u.tls.id && a->u.tls.epoch == b->u.tls.epoch &&
                meta_str_equal(a->u.tls.host, b->u.tls.host) &&
                a->u.tls.port == b->u.tls.port;
+    case META_RECORD_USER_SCRAM:
+        return meta_record_equal_user(&a->u.user, &b->u.user);
+    case META_RECORD_REMOVE_USER_SCRAM:
+        return meta_str_equal(a->u.user_ref.name, b->u.user_ref.name) &&
+               a->u.user_ref.mechanism == b->u.user_ref.mechanism;
+    case META_RECORD_ACL:
+    case META_RECORD_REMOVE_ACL:
+        return meta_record_equal_acl(&a->u.acl, &b->u.acl);
     }
     return false;
 }

@@ -11,8 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/acl.h"
 #include "common/buf.h"
 #include "common/err.h"
+#include "common/scram.h"
 
 #define META_MAX_REPLICAS    16 /* replicas (and ISR members) per partition */
 #define META_MAX_PARTITIONS  10000 /* partitions per topic */
@@ -41,11 +43,20 @@ enum meta_record_type {
     META_RECORD_PARTITION_CHANGE = 8,
     META_RECORD_PRODUCER_IDS = 9,
     META_RECORD_BROKER_TLS = 10,
+    META_RECORD_USER_SCRAM = 11,
+    META_RECORD_REMOVE_USER_SCRAM = 12,
+    META_RECORD_ACL = 13,
+    META_RECORD_REMOVE_ACL = 14,
 };
 
 /* Borrowed bytes of a string; not NUL-terminated. */
 struct meta_str {
     const char *ptr;
+    size_t len;
+};
+
+struct meta_bytes { /* borrowed; u16be length + bytes, like a string */
+    const uint8_t *ptr;
     size_t len;
 };
 
@@ -115,6 +126,31 @@ struct meta_partition_change {
     uint8_t flags; /* META_PART_UNCLEAN: this change is an unclean election */
 };
 
+/* USER_SCRAM: set one user's credential for one mechanism (never the
+ * password). The name has no ',' or '=', which SCRAM would escape. */
+struct meta_user_scram {
+    struct meta_str name;         /* 1..SCRAM_MAX_USER bytes of 0x21..0x7e */
+    uint8_t mechanism;            /* enum scram_mech */
+    uint32_t iterations;          /* SCRAM_MIN_ITER..SCRAM_MAX_ITER */
+    struct meta_bytes salt;       /* 1..SCRAM_MAX_SALT bytes */
+    struct meta_bytes stored_key; /* 32 bytes (SHA-256) or 64 (SHA-512) */
+    struct meta_bytes server_key; /* as long as stored_key */
+};
+
+struct meta_user_ref { /* REMOVE_USER_SCRAM: USER_SCRAM's rules */
+    struct meta_str name;
+    uint8_t mechanism;
+};
+
+struct meta_acl {              /* ACL, REMOVE_ACL: one rule of common/acl.h */
+    struct meta_str principal; /* 1..255 of 0x20..0x7e: "User:a", "*" */
+    uint8_t resource;          /* enum acl_resource */
+    uint8_t pattern;           /* enum acl_pattern; cluster: literal */
+    struct meta_str name;      /* 1..255 of 0x20..0x7e; cluster: "" */
+    uint8_t op;                /* enum acl_op, ACL_ALL included */
+    uint8_t perm;              /* enum acl_perm */
+};
+
 struct meta_record {
     enum meta_record_type type;
     union {
@@ -125,8 +161,11 @@ struct meta_record {
         int64_t remove_topic_id;             /* REMOVE_TOPIC */
         struct meta_partition_rec part;      /* PARTITION */
         struct meta_partition_change change; /* PARTITION_CHANGE */
-        int64_t next_producer_id;   /* PRODUCER_IDS: ids below are taken */
-        struct meta_broker_tls tls; /* BROKER_TLS */
+        int64_t next_producer_id;      /* PRODUCER_IDS: ids below are taken */
+        struct meta_broker_tls tls;    /* BROKER_TLS */
+        struct meta_user_scram user;   /* USER_SCRAM */
+        struct meta_user_ref user_ref; /* REMOVE_USER_SCRAM */
+        struct meta_acl acl;           /* ACL, REMOVE_ACL */
     } u;
 };
 
@@ -142,9 +181,9 @@ WEIR_MUST_CHECK int meta_record_check(const struct meta_record *rec,
 
 /* Append the encoding of rec to b:
  *   u8 type | u8 version (0) | u32be body length | body
- * Fields are big-endian; strings are u16be length + bytes; id lists are
- * u8 count + i32be ids. Nothing is written unless meta_record_check passes.
- * Errors: WEIR_EINVALID_ARGUMENT (check failed), WEIR_ENOMEM. */
+ * Fields are big-endian; strings and bytes are u16be length + bytes; id
+ * lists are u8 count + i32be ids. Nothing is written unless meta_record_check
+ * passes. Errors: WEIR_EINVALID_ARGUMENT (check failed), WEIR_ENOMEM. */
 WEIR_MUST_CHECK int meta_record_encode(const struct meta_record *rec,
                                        struct weir_buf *b,
                                        struct err_detail *ed);

@@ -25,6 +25,33 @@ static void meta_codec_put_str(struct weir_buf *b, struct meta_str s)
     buf_put(b, s.ptr, s.len);
 }
 
+static void meta_codec_put_bytes(struct weir_buf *b, struct meta_bytes s)
+{
+    buf_put_u16be(b, (uint16_t)s.len);
+    buf_put(b, s.ptr, s.len);
+}
+
+static void meta_codec_put_user(struct weir_buf *b,
+                                const struct meta_user_scram *u)
+{
+    meta_codec_put_str(b, u->name);
+    buf_put_u8(b, u->mechanism);
+    buf_put_u32be(b, u->iterations);
+    meta_codec_put_bytes(b, u->salt);
+    meta_codec_put_bytes(b, u->stored_key);
+    meta_codec_put_bytes(b, u->server_key);
+}
+
+static void meta_codec_put_acl(struct weir_buf *b, const struct meta_acl *a)
+{
+    meta_codec_put_str(b, a->principal);
+    buf_put_u8(b, a->resource);
+    buf_put_u8(b, a->pattern);
+    meta_codec_put_str(b, a->name);
+    buf_put_u8(b, a->op);
+    buf_put_u8(b, a->perm);
+}
+
 static void meta_codec_put_ids(struct weir_buf *b, const struct meta_ids *ids)
 {
     uint32_t i;
@@ -102,6 +129,17 @@ static void meta_codec_put_body(struct weir_buf *b,
         meta_codec_put_str(b, rec->u.tls.host);
         buf_put_u16be(b, rec->u.tls.port);
         break;
+    case META_RECORD_USER_SCRAM:
+        meta_codec_put_user(b, &rec->u.user);
+        break;
+    case META_RECORD_REMOVE_USER_SCRAM:
+        meta_codec_put_str(b, rec->u.user_ref.name);
+        buf_put_u8(b, rec->u.user_ref.mechanism);
+        break;
+    case META_RECORD_ACL:
+    case META_RECORD_REMOVE_ACL:
+        meta_codec_put_acl(b, &rec->u.acl);
+        break;
     }
 }
 
@@ -162,6 +200,35 @@ static bool meta_codec_str(struct weir_cursor *c, struct meta_str *s)
     s->ptr = (const char *)sl.p;
     s->len = sl.len;
     return true;
+}
+
+static bool meta_codec_bytes(struct weir_cursor *c, struct meta_bytes *s)
+{
+    struct weir_slice sl;
+    uint16_t len;
+
+    if (!cur_u16be(c, &len) || !cur_bytes(c, len, &sl)) {
+        return false;
+    }
+    s->ptr = sl.p;
+    s->len = sl.len;
+    return true;
+}
+
+static bool meta_codec_get_user(struct weir_cursor *c,
+                                struct meta_user_scram *u)
+{
+    return meta_codec_str(c, &u->name) && cur_u8(c, &u->mechanism) &&
+           cur_u32be(c, &u->iterations) && meta_codec_bytes(c, &u->salt) &&
+           meta_codec_bytes(c, &u->stored_key) &&
+           meta_codec_bytes(c, &u->server_key);
+}
+
+static bool meta_codec_get_acl(struct weir_cursor *c, struct meta_acl *a)
+{
+    return meta_codec_str(c, &a->principal) && cur_u8(c, &a->resource) &&
+           cur_u8(c, &a->pattern) && meta_codec_str(c, &a->name) &&
+           cur_u8(c, &a->op) && cur_u8(c, &a->perm);
 }
 
 /* The count is checked against the limit and against the bytes left
@@ -246,6 +313,14 @@ static bool meta_codec_get_body(struct weir_cursor *c, struct meta_record *rec)
                meta_codec_i64(c, &rec->u.tls.epoch) &&
                meta_codec_str(c, &rec->u.tls.host) &&
                cur_u16be(c, &rec->u.tls.port);
+    case META_RECORD_USER_SCRAM:
+        return meta_codec_get_user(c, &rec->u.user);
+    case META_RECORD_REMOVE_USER_SCRAM:
+        return meta_codec_str(c, &rec->u.user_ref.name) &&
+               cur_u8(c, &rec->u.user_ref.mechanism);
+    case META_RECORD_ACL:
+    case META_RECORD_REMOVE_ACL:
+        return meta_codec_get_acl(c, &rec->u.acl);
     }
     return false;
 }

@@ -97,6 +97,32 @@ static int meta_snapshot_walk_topic(const struct meta_topic *t,
     return rv;
 }
 
+/* Users and ACL rules depend on nothing else in the image. */
+static int meta_snapshot_walk_auth(const struct meta_image *img,
+                                   meta_snapshot_record_fn fn,
+                                   void *ctx)
+{
+    struct meta_record rec;
+    uint32_t i;
+    size_t j;
+    int rv = 0;
+
+    for (i = 0; rv == 0 && i < img->n_users; i++) {
+        memset(&rec, 0, sizeof(rec));
+        rec.type = META_RECORD_USER_SCRAM;
+        meta_image_user_record(&img->users[i], &rec.u.user);
+        rv = fn(ctx, &rec);
+    }
+    /* in the set's order, so the loaded image is equal, order included */
+    for (j = 0; rv == 0 && j < img->acls.n; j++) {
+        memset(&rec, 0, sizeof(rec));
+        rec.type = META_RECORD_ACL;
+        meta_image_acl_record(&img->acls.rules[j], &rec.u.acl);
+        rv = fn(ctx, &rec);
+    }
+    return rv;
+}
+
 int meta_snapshot_walk(const struct meta_image *img,
                        meta_snapshot_record_fn fn,
                        void *ctx)
@@ -116,6 +142,9 @@ int meta_snapshot_walk(const struct meta_image *img,
         rec.type = META_RECORD_PRODUCER_IDS;
         rec.u.next_producer_id = img->next_producer_id;
         rv = fn(ctx, &rec);
+    }
+    if (rv == 0) {
+        rv = meta_snapshot_walk_auth(img, fn, ctx);
     }
     return rv;
 }

@@ -28,8 +28,9 @@ typedef int (*meta_snapshot_record_fn)(void *ctx,
 /* The records that rebuild img, in an order apply accepts: every broker
  * (REGISTER_BROKER, then UNFENCE_BROKER when unfenced), then every topic
  * (CREATE_TOPIC, its TOPIC_CONFIGs, its PARTITIONs), then PRODUCER_IDS when
- * any id was handed out. Also what a broker too far behind the log is sent
- * instead of the records it missed. */
+ * any id was handed out, then a USER_SCRAM per credential and an ACL per
+ * rule (in the image's order). Also what a broker too far behind the log is
+ * sent instead of the records it missed. */
 int meta_snapshot_walk(const struct meta_image *img,
                        meta_snapshot_record_fn fn,
                        void *ctx);

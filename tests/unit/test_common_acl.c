@@ -137,12 +137,58 @@ static void test_add_remove_validate(void **state)
     acl_set_fini(&s);
 }
 
+static void test_has_matches_every_field(void **state)
+{
+    struct acl_set s;
+    struct acl_rule r;
+    struct acl_rule other;
+
+    (void)state;
+    acl_set_init(&s);
+    memset(&r, 0, sizeof(r));
+    (void)snprintf(r.principal, sizeof(r.principal), "%s", "CN=a,O=weir");
+    (void)snprintf(r.name, sizeof(r.name), "%s", "orders");
+    r.resource = ACL_TOPIC;
+    r.pattern = ACL_LITERAL;
+    r.op = ACL_READ;
+    r.perm = ACL_ALLOW;
+    assert_false(acl_has(&s, &r));
+    assert_int_equal(acl_add(&s, &r, NULL), 0);
+    assert_true(acl_has(&s, &r));
+    other = r;
+    other.pattern = ACL_PREFIXED;
+    assert_false(acl_has(&s, &other));
+    other = r;
+    other.perm = ACL_DENY;
+    assert_false(acl_has(&s, &other));
+    other = r;
+    other.op = ACL_WRITE;
+    assert_false(acl_has(&s, &other));
+    other = r;
+    other.resource = ACL_GROUP;
+    assert_false(acl_has(&s, &other));
+    other = r;
+    other.name[5] = '\0'; /* "order" */
+    assert_false(acl_has(&s, &other));
+    other = r;
+    other.principal[0] = 'c';
+    assert_false(acl_has(&s, &other));
+    /* bytes after the terminator do not count */
+    other = r;
+    other.name[200] = 'x';
+    assert_true(acl_has(&s, &other));
+    assert_int_equal(acl_remove(&s, &r), 1);
+    assert_false(acl_has(&s, &r));
+    acl_set_fini(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_matrix),
         cmocka_unit_test(test_implication_direction),
         cmocka_unit_test(test_add_remove_validate),
+        cmocka_unit_test(test_has_matches_every_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

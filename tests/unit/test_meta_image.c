@@ -476,6 +476,231 @@ static void test_many_topics_by_name(void **state)
     meta_image_free(img);
 }
 
+static const uint8_t key_a[64] = {0xaa, 1, 2};
+static const uint8_t key_b[64] = {0xbb, 3, 4};
+
+static struct meta_record
+r_user(const char *name, enum scram_mech mech, uint32_t iterations)
+{
+    struct meta_record r;
+    size_t key_len = mech == SCRAM_SHA_512 ? 64 : 32;
+
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_USER_SCRAM;
+    r.u.user.name = STR(name);
+    r.u.user.mechanism = (uint8_t)mech;
+    r.u.user.iterations = iterations;
+    r.u.user.salt = (struct meta_bytes){(const uint8_t *)"pepper", 6};
+    r.u.user.stored_key = (struct meta_bytes){key_a, key_len};
+    r.u.user.server_key = (struct meta_bytes){key_b, key_len};
+    return r;
+}
+
+static struct meta_record r_user_del(const char *name, enum scram_mech mech)
+{
+    struct meta_record r;
+
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_REMOVE_USER_SCRAM;
+    r.u.user_ref.name = STR(name);
+    r.u.user_ref.mechanism = (uint8_t)mech;
+    return r;
+}
+
+static struct meta_record r_acl(bool add,
+                                const char *principal,
+                                enum acl_resource res,
+                                const char *name,
+                                enum acl_op op,
+                                enum acl_perm perm)
+{
+    struct meta_record r;
+
+    memset(&r, 0, sizeof(r));
+    r.type = add ? META_RECORD_ACL : META_RECORD_REMOVE_ACL;
+    r.u.acl.principal = STR(principal);
+    r.u.acl.resource = (uint8_t)res;
+    r.u.acl.pattern = ACL_LITERAL;
+    r.u.acl.name = STR(name);
+    r.u.acl.op = (uint8_t)op;
+    r.u.acl.perm = (uint8_t)perm;
+    return r;
+}
+
+static const char *user_name_at(const struct meta_image *img, uint32_t i)
+{
+    const struct meta_user *u = meta_image_user_at(img, i);
+
+    assert_non_null(u);
+    return u->name;
+}
+
+static void test_users_upsert_replace_remove(void **state)
+{
+    struct meta_image *img;
+    const struct meta_user *u;
+
+    (void)state;
+    assert_int_equal(meta_image_new(&img), 0);
+    apply_ok(img, r_user("alice", SCRAM_SHA_256, 4096));
+    apply_ok(img, r_user("bob", SCRAM_SHA_512, 4096));
+    apply_ok(img, r_user("alice", SCRAM_SHA_512, 5000));
+    apply_ok(img, r_user("Alice", SCRAM_SHA_256, 4096));
+    apply_ok(img, r_user("al", SCRAM_SHA_512, 4096));
+    /* sorted by name bytes (shorter first on a common prefix), then mech */
+    assert_int_equal(meta_image_user_count(img), 5);
+    assert_string_equal(user_name_at(img, 0), "Alice");
+    assert_string_equal(user_name_at(img, 1), "al");
+    assert_string_equal(user_name_at(img, 2), "alice");
+    assert_int_equal(meta_image_user_at(img, 2)->cred.mech, SCRAM_SHA_256);
+    assert_string_equal(user_name_at(img, 3), "alice");
+    assert_int_equal(meta_image_user_at(img, 3)->cred.mech, SCRAM_SHA_512);
+    assert_string_equal(user_name_at(img, 4), "bob");
+    assert_null(meta_image_user_at(img, 5));
+    assert_null(meta_image_user(img, "bob", SCRAM_SHA_256));
+    assert_null(meta_image_user(img, "ali", SCRAM_SHA_256));
+    assert_null(meta_image_user(img, "alicea", SCRAM_SHA_256));
+    u = meta_image_user(img, "alice", SCRAM_SHA_512);
+    assert_non_null(u);
+    assert_int_equal(u->cred.iterations, 5000);
+    assert_int_equal(u->cred.salt_len, 6);
+    assert_memory_equal(u->cred.salt, "pepper", 6);
+    assert_memory_equal(u->cred.stored_key, key_a, 64);
+    assert_memory_equal(u->cred.server_key, key_b, 64);
+    /* replace: same key, new credential, nothing added */
+    apply_ok(img, r_user("alice", SCRAM_SHA_512, 20000));
+    assert_int_equal(meta_image_user_count(img), 5);
+    assert_int_equal(
+        meta_image_user(img, "alice", SCRAM_SHA_512)->cred.iterations, 20000);
+    assert_int_equal(
+        meta_image_user(img, "alice", SCRAM_SHA_256)->cred.iterations, 4096);
+    /* remove one mechanism; the other stays */
+    apply_ok(img, r_user_del("alice", SCRAM_SHA_256));
+    assert_null(meta_image_user(img, "alice", SCRAM_SHA_256));
+    assert_non_null(meta_image_user(img, "alice", SCRAM_SHA_512));
+    assert_int_equal(meta_image_user_count(img), 4);
+    refuse(img, r_user_del("alice", SCRAM_SHA_256));
+    refuse(img, r_user_del("bob", SCRAM_SHA_256));
+    refuse(img, r_user_del("nobody", SCRAM_SHA_512));
+    refuse(img, r_user("c,d", SCRAM_SHA_256, 4096)); /* record rules too */
+    apply_ok(img, r_user_del("bob", SCRAM_SHA_512));
+    assert_int_equal(meta_image_user_count(img), 3);
+    assert_string_equal(user_name_at(img, 2), "alice");
+    meta_image_free(img);
+}
+
+static void test_acl_rules(void **state)
+{
+    struct meta_image *img;
+    struct meta_record deny;
+    const struct acl_set *acls;
+
+    (void)state;
+    assert_int_equal(meta_image_new(&img), 0);
+    acls = meta_image_acls(img);
+    assert_int_equal(acls->n, 0);
+    apply_ok(img, r_acl(true, "User:alice", ACL_TOPIC, "orders", ACL_READ,
+                        ACL_ALLOW));
+    apply_ok(img, r_acl(true, "User:alice", ACL_TOPIC, "orders", ACL_WRITE,
+                        ACL_ALLOW));
+    deny = r_acl(true, "*", ACL_TOPIC, "orders", ACL_WRITE, ACL_DENY);
+    apply_ok(img, deny);
+    apply_ok(img, r_acl(true, "CN=broker 1,O=weir", ACL_CLUSTER, "", ACL_ALL,
+                        ACL_ALLOW));
+    acls = meta_image_acls(img);
+    assert_int_equal(acls->n, 4);
+    assert_true(acl_allowed(acls, NULL, 0, "User:alice", ACL_TOPIC, "orders",
+                            ACL_READ));
+    assert_false(acl_allowed(acls, NULL, 0, "User:alice", ACL_TOPIC, "orders",
+                             ACL_WRITE)); /* the deny wins */
+    assert_true(acl_allowed(acls, NULL, 0, "CN=broker 1,O=weir", ACL_CLUSTER,
+                            "", ACL_CLUSTER_ACTION));
+    /* the exact same rule again is refused; one field apart is not */
+    refuse(img, deny);
+    refuse(img,
+           r_acl(true, "User:alice", ACL_TOPIC, "orders", ACL_READ, ACL_ALLOW));
+    apply_ok(img, r_acl(true, "*", ACL_GROUP, "orders", ACL_WRITE, ACL_DENY));
+    /* removing one that is not there is refused */
+    refuse(img,
+           r_acl(false, "User:bob", ACL_TOPIC, "orders", ACL_READ, ACL_ALLOW));
+    refuse(img, r_acl(false, "*", ACL_TOPIC, "orders", ACL_WRITE, ACL_ALLOW));
+    deny.type = META_RECORD_REMOVE_ACL;
+    apply_ok(img, deny);
+    assert_int_equal(meta_image_acls(img)->n, 4);
+    assert_true(acl_allowed(meta_image_acls(img), NULL, 0, "User:alice",
+                            ACL_TOPIC, "orders", ACL_WRITE));
+    refuse(img, deny);
+    meta_image_free(img);
+}
+
+/* Fail each allocation in turn for users and rules: ENOMEM and no change
+ * until the apply has what it needs. */
+static void test_auth_failed_allocation_changes_nothing(void **state)
+{
+    static const char *const topics[] = {
+        "t0", "t1",  "t2",  "t3",  "t4",  "t5",  "t6",  "t7",  "t8",
+        "t9", "t10", "t11", "t12", "t13", "t14", "t15", "t16", "t17"};
+    struct meta_record recs[32];
+    struct meta_image *img;
+    struct meta_image *ref;
+    size_t n = 0;
+    size_t i;
+    unsigned long k;
+
+    (void)state;
+    recs[n++] = r_user("bob", SCRAM_SHA_256, 4096);
+    recs[n++] = r_user("alice", SCRAM_SHA_256, 4096);
+    recs[n++] = r_user("alice", SCRAM_SHA_256, 8000);
+    recs[n++] = r_user_del("bob", SCRAM_SHA_256);
+    for (i = 0; i < 18; i++) { /* past the set's first capacity (16) */
+        recs[n++] = r_acl(true, "*", ACL_TOPIC, topics[i], ACL_READ, ACL_ALLOW);
+    }
+    recs[n++] = r_acl(false, "*", ACL_TOPIC, "t3", ACL_READ, ACL_ALLOW);
+    assert_int_equal(meta_image_new(&img), 0);
+    assert_int_equal(meta_image_new(&ref), 0);
+    for (i = 0; i < n; i++) {
+        for (k = 1;; k++) {
+            int rv;
+            mem_fault_set(k, 0);
+            rv = meta_image_apply(img, &recs[i], NULL);
+            mem_fault_set(0, 0);
+            if (rv == 0) {
+                break;
+            }
+            assert_int_equal(rv, WEIR_ENOMEM);
+            assert_true(meta_image_equal(img, ref));
+        }
+        apply_ok(ref, recs[i]);
+        assert_true(meta_image_equal(img, ref));
+    }
+    meta_image_free(img);
+    meta_image_free(ref);
+}
+
+static void test_user_count_is_bounded(void **state)
+{
+    struct meta_record extra = r_user("v", SCRAM_SHA_256, 4096);
+    struct meta_image *img;
+    struct err_detail ed;
+    char name[16];
+    int i;
+
+    (void)state;
+    assert_int_equal(meta_image_new(&img), 0);
+    for (i = 0; i < META_MAX_USERS; i++) {
+        (void)snprintf(name, sizeof(name), "u%06d", i);
+        apply_fast(img, r_user(name, SCRAM_SHA_256, 4096));
+    }
+    assert_int_equal(meta_image_apply(img, &extra, &ed), WEIR_ECORRUPT);
+    assert_non_null(strstr(ed.msg, "more than"));
+    assert_int_equal(meta_image_user_count(img), META_MAX_USERS);
+    /* replacing one that exists still works at the limit */
+    apply_fast(img, r_user("u000007", SCRAM_SHA_256, 5000));
+    assert_int_equal(meta_image_user_count(img), META_MAX_USERS);
+    assert_int_equal(meta_image_check(img, NULL), 0);
+    meta_image_free(img);
+}
+
 static void test_free_null_is_noop(void **state)
 {
     (void)state;
@@ -493,6 +718,10 @@ int main(void)
         cmocka_unit_test(test_apply_is_deterministic),
         cmocka_unit_test(test_failed_allocation_changes_nothing),
         cmocka_unit_test(test_many_topics_by_name),
+        cmocka_unit_test(test_users_upsert_replace_remove),
+        cmocka_unit_test(test_acl_rules),
+        cmocka_unit_test(test_auth_failed_allocation_changes_nothing),
+        cmocka_unit_test(test_user_count_is_bounded),
         cmocka_unit_test(test_free_null_is_noop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

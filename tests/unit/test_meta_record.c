@@ -69,6 +69,42 @@ static struct meta_record rec_change(void)
     return r;
 }
 
+static const uint8_t key_a[64] = {1, 2, 3, 4};
+static const uint8_t key_b[64] = {5, 6, 7, 8};
+
+#define BYTES(p, n) ((struct meta_bytes){(p), (n)})
+
+static struct meta_record rec_user(enum scram_mech mech)
+{
+    struct meta_record r;
+    size_t key_len = mech == SCRAM_SHA_512 ? 64 : 32;
+
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_USER_SCRAM;
+    r.u.user.name = STR("alice");
+    r.u.user.mechanism = (uint8_t)mech;
+    r.u.user.iterations = 4096;
+    r.u.user.salt = BYTES((const uint8_t *)"salty", 5);
+    r.u.user.stored_key = BYTES(key_a, key_len);
+    r.u.user.server_key = BYTES(key_b, key_len);
+    return r;
+}
+
+static struct meta_record rec_acl(void)
+{
+    struct meta_record r;
+
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_ACL;
+    r.u.acl.principal = STR("User:alice");
+    r.u.acl.resource = ACL_TOPIC;
+    r.u.acl.pattern = ACL_PREFIXED;
+    r.u.acl.name = STR("orders.");
+    r.u.acl.op = ACL_READ;
+    r.u.acl.perm = ACL_ALLOW;
+    return r;
+}
+
 /* One valid record of every type. */
 static size_t all_records(struct meta_record *out)
 {
@@ -111,6 +147,21 @@ static size_t all_records(struct meta_record *out)
     out[n].u.tls.epoch = 12;
     out[n].u.tls.host = STR("broker3.example");
     out[n++].u.tls.port = 9093;
+    out[n++] = rec_user(SCRAM_SHA_256);
+    out[n++] = rec_user(SCRAM_SHA_512);
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_REMOVE_USER_SCRAM;
+    out[n].u.user_ref.name = STR("bob");
+    out[n++].u.user_ref.mechanism = SCRAM_SHA_512;
+    out[n++] = rec_acl();
+    out[n] = rec_acl();
+    out[n].type = META_RECORD_REMOVE_ACL;
+    out[n].u.acl.principal = STR("CN=broker 1,O=weir"); /* spaces, commas */
+    out[n].u.acl.resource = ACL_CLUSTER;
+    out[n].u.acl.pattern = ACL_LITERAL;
+    out[n].u.acl.name = STR("");
+    out[n].u.acl.op = ACL_ALL;
+    out[n++].u.acl.perm = ACL_DENY;
     return n;
 }
 
@@ -152,7 +203,7 @@ static int decode_exact(const uint8_t *p,
 
 static void test_every_type_round_trips(void **state)
 {
-    struct meta_record recs[16];
+    struct meta_record recs[24];
     size_t n = all_records(recs);
     size_t i;
 
@@ -181,7 +232,7 @@ static void test_every_type_round_trips(void **state)
 
 static void test_stream_of_records_decodes_in_order(void **state)
 {
-    struct meta_record recs[16];
+    struct meta_record recs[24];
     size_t n = all_records(recs);
     struct meta_record back;
     struct weir_cursor c;
@@ -224,7 +275,7 @@ static void test_layout_is_as_documented(void **state)
 
 static void test_truncation_anywhere_is_corrupt(void **state)
 {
-    struct meta_record recs[16];
+    struct meta_record recs[24];
     size_t n = all_records(recs);
     struct meta_record back;
     size_t i;
@@ -249,7 +300,7 @@ static void test_bad_header_is_corrupt(void **state)
     struct meta_record r = rec_register();
     struct meta_record back;
     struct weir_buf b;
-    static const uint8_t bad_types[] = {0, 10, 0x7f, 0xff};
+    static const uint8_t bad_types[] = {0, 10, 15, 0x7f, 0xff};
     size_t i;
 
     (void)state;
@@ -509,6 +560,150 @@ static void test_partition_field_rules(void **state)
     expect_refused(&r, "change: negative topic id");
 }
 
+static void test_user_field_rules(void **state)
+{
+    char long_name[SCRAM_MAX_USER + 1];
+    uint8_t long_salt[SCRAM_MAX_SALT + 1] = {0};
+    struct meta_record r;
+
+    (void)state;
+    memset(long_name, 'u', sizeof(long_name));
+    r = rec_user(SCRAM_SHA_256);
+    r.u.user.mechanism = 0;
+    expect_refused(&r, "mechanism 0");
+    r.u.user.mechanism = 3;
+    expect_refused(&r, "mechanism 3");
+    r = rec_user(SCRAM_SHA_256);
+    r.u.user.iterations = SCRAM_MIN_ITER - 1;
+    expect_refused(&r, "iterations below the minimum");
+    r.u.user.iterations = SCRAM_MAX_ITER + 1;
+    expect_refused(&r, "iterations above the maximum");
+    r.u.user.iterations = SCRAM_MAX_ITER;
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r = rec_user(SCRAM_SHA_256);
+    r.u.user.stored_key.len = 64; /* SHA-512's length on SHA-256 */
+    r.u.user.server_key.len = 64;
+    expect_refused(&r, "SHA-256 with 64-byte keys");
+    r = rec_user(SCRAM_SHA_512);
+    r.u.user.server_key.len = 32;
+    expect_refused(&r, "server key shorter than the stored key");
+    r = rec_user(SCRAM_SHA_256);
+    r.u.user.salt.len = 0;
+    expect_refused(&r, "empty salt");
+    r.u.user.salt = BYTES(long_salt, sizeof(long_salt));
+    expect_refused(&r, "salt too long");
+    r.u.user.salt.len = SCRAM_MAX_SALT;
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r = rec_user(SCRAM_SHA_256);
+    r.u.user.name = STR("al,ice");
+    expect_refused(&r, "name with a comma");
+    r.u.user.name = STR("al=ice");
+    expect_refused(&r, "name with '='");
+    r.u.user.name = STR("al ice");
+    expect_refused(&r, "name with a space");
+    r.u.user.name = STR("");
+    expect_refused(&r, "empty name");
+    r.u.user.name = (struct meta_str){long_name, sizeof(long_name)};
+    expect_refused(&r, "name too long");
+    r.u.user.name = (struct meta_str){long_name, SCRAM_MAX_USER};
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_REMOVE_USER_SCRAM;
+    r.u.user_ref.name = STR("bob");
+    expect_refused(&r, "remove: mechanism 0");
+    r.u.user_ref.mechanism = SCRAM_SHA_512;
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r.u.user_ref.name = STR("b,ob");
+    expect_refused(&r, "remove: name with a comma");
+}
+
+static void test_acl_field_rules(void **state)
+{
+    char long_name[ACL_MAX_NAME + 1];
+    struct meta_record r;
+
+    (void)state;
+    memset(long_name, 'n', sizeof(long_name));
+    r = rec_acl();
+    r.u.acl.resource = ACL_CLUSTER;
+    expect_refused(&r, "prefixed cluster rule");
+    r.u.acl.pattern = ACL_LITERAL;
+    expect_refused(&r, "cluster rule with a name");
+    r.u.acl.name = STR("");
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r = rec_acl();
+    r.u.acl.name = STR("");
+    expect_refused(&r, "topic rule without a name");
+    r.u.acl.name = (struct meta_str){long_name, sizeof(long_name)};
+    expect_refused(&r, "name too long");
+    r.u.acl.name = STR("a\x7f");
+    expect_refused(&r, "DEL in name");
+    r = rec_acl();
+    r.u.acl.principal = STR("");
+    expect_refused(&r, "empty principal");
+    r.u.acl.principal = STR("CN=a\tb");
+    expect_refused(&r, "tab in principal");
+    r.u.acl.principal = STR("*");
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r = rec_acl();
+    r.u.acl.resource = 0;
+    expect_refused(&r, "resource 0");
+    r.u.acl.resource = ACL_CLUSTER + 1;
+    expect_refused(&r, "resource past cluster");
+    r = rec_acl();
+    r.u.acl.pattern = 3;
+    expect_refused(&r, "pattern 3");
+    r = rec_acl();
+    r.u.acl.op = 0;
+    expect_refused(&r, "op 0");
+    r.u.acl.op = ACL_ALL + 1;
+    expect_refused(&r, "op past all");
+    r.u.acl.op = ACL_ALL;
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r.u.acl.perm = 0;
+    expect_refused(&r, "perm 0");
+    r.u.acl.perm = ACL_DENY + 1;
+    r.type = META_RECORD_REMOVE_ACL;
+    expect_refused(&r, "remove: perm past deny");
+}
+
+/* USER_SCRAM: name, u8 mech, u32be iterations, then salt and both keys
+ * as u16be length + bytes; a truncated key is corrupt. */
+static void test_user_layout_is_as_documented(void **state)
+{
+    struct meta_record r = rec_user(SCRAM_SHA_256);
+    struct meta_record back;
+    struct weir_buf b;
+    size_t at = 6;
+
+    (void)state;
+    buf_init(&b);
+    encode_ok(&r, &b);
+    assert_int_equal(b.data[0], META_RECORD_USER_SCRAM);
+    assert_int_equal(wire_get_u32be(b.data + 2),
+                     2 + 5 + 1 + 4 + 2 + 5 + 2 + 32 + 2 + 32);
+    assert_int_equal(wire_get_u16be(b.data + at), 5);
+    assert_memory_equal(b.data + at + 2, "alice", 5);
+    at += 7;
+    assert_int_equal(b.data[at], SCRAM_SHA_256);
+    assert_int_equal(wire_get_u32be(b.data + at + 1), 4096);
+    at += 5;
+    assert_int_equal(wire_get_u16be(b.data + at), 5);
+    at += 7;
+    assert_int_equal(wire_get_u16be(b.data + at), 32);
+    assert_memory_equal(b.data + at + 2, key_a, 32);
+    /* stored key one byte short, body length adjusted to match */
+    wire_put_u16be(b.data + at, 31);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), WEIR_ECORRUPT);
+    wire_put_u32be(b.data + 2, wire_get_u32be(b.data + 2) - 1);
+    assert_int_equal(decode_exact(b.data, b.len - 1, &back, NULL),
+                     WEIR_ECORRUPT);
+    wire_put_u16be(b.data + at, 32);
+    wire_put_u32be(b.data + 2, wire_get_u32be(b.data + 2) + 1);
+    assert_int_equal(decode_exact(b.data, b.len, &back, NULL), 0);
+    buf_fini(&b);
+}
+
 static void test_type_names(void **state)
 {
     (void)state;
@@ -519,7 +714,14 @@ static void test_type_names(void **state)
     assert_string_equal(meta_record_type_name(0), "UNKNOWN");
     assert_string_equal(meta_record_type_name(META_RECORD_BROKER_TLS),
                         "BROKER_TLS");
-    assert_string_equal(meta_record_type_name(11), "UNKNOWN");
+    assert_string_equal(meta_record_type_name(META_RECORD_USER_SCRAM),
+                        "USER_SCRAM");
+    assert_string_equal(meta_record_type_name(META_RECORD_REMOVE_USER_SCRAM),
+                        "REMOVE_USER_SCRAM");
+    assert_string_equal(meta_record_type_name(META_RECORD_ACL), "ACL");
+    assert_string_equal(meta_record_type_name(META_RECORD_REMOVE_ACL),
+                        "REMOVE_ACL");
+    assert_string_equal(meta_record_type_name(15), "UNKNOWN");
     assert_string_equal(meta_record_type_name(-1), "UNKNOWN");
 }
 
@@ -542,6 +744,22 @@ static void test_equality_looks_at_every_field(void **state)
     assert_false(meta_record_equal(&a, &b));
     b = rec_change();
     assert_false(meta_record_equal(&a, &b));
+    a = rec_user(SCRAM_SHA_256);
+    b = rec_user(SCRAM_SHA_256);
+    assert_true(meta_record_equal(&a, &b));
+    b.u.user.server_key = BYTES(key_a, 32);
+    assert_false(meta_record_equal(&a, &b));
+    b = rec_user(SCRAM_SHA_256);
+    b.u.user.iterations++;
+    assert_false(meta_record_equal(&a, &b));
+    a = rec_acl();
+    b = rec_acl();
+    assert_true(meta_record_equal(&a, &b));
+    b.type = META_RECORD_REMOVE_ACL;
+    assert_false(meta_record_equal(&a, &b));
+    b = rec_acl();
+    b.u.acl.pattern = ACL_LITERAL;
+    assert_false(meta_record_equal(&a, &b));
 }
 
 int main(void)
@@ -558,6 +776,9 @@ int main(void)
         cmocka_unit_test(test_broker_field_rules),
         cmocka_unit_test(test_topic_field_rules),
         cmocka_unit_test(test_partition_field_rules),
+        cmocka_unit_test(test_user_field_rules),
+        cmocka_unit_test(test_acl_field_rules),
+        cmocka_unit_test(test_user_layout_is_as_documented),
         cmocka_unit_test(test_type_names),
         cmocka_unit_test(test_equality_looks_at_every_field),
     };

@@ -17,10 +17,72 @@
 
 #define STR(s) ((struct meta_str){(s), strlen(s)})
 
+static const uint8_t key_a[64] = {0xa1, 0xa2, 0xa3};
+static const uint8_t key_b[64] = {0xb1, 0xb2, 0xb3};
+
+static void sample_user(struct meta_record *r,
+                        const char *name,
+                        enum scram_mech mech,
+                        uint32_t iterations)
+{
+    size_t key_len = mech == SCRAM_SHA_512 ? 64 : 32;
+
+    r->type = META_RECORD_USER_SCRAM;
+    r->u.user.name = STR(name);
+    r->u.user.mechanism = (uint8_t)mech;
+    r->u.user.iterations = iterations;
+    r->u.user.salt = (struct meta_bytes){(const uint8_t *)name, strlen(name)};
+    r->u.user.stored_key = (struct meta_bytes){key_a, key_len};
+    r->u.user.server_key = (struct meta_bytes){key_b, key_len};
+}
+
+static void sample_acl(struct meta_record *r,
+                       bool add,
+                       const char *principal,
+                       enum acl_resource res,
+                       enum acl_pattern pattern,
+                       const char *name,
+                       enum acl_op op,
+                       enum acl_perm perm)
+{
+    r->type = add ? META_RECORD_ACL : META_RECORD_REMOVE_ACL;
+    r->u.acl.principal = STR(principal);
+    r->u.acl.resource = (uint8_t)res;
+    r->u.acl.pattern = (uint8_t)pattern;
+    r->u.acl.name = STR(name);
+    r->u.acl.op = (uint8_t)op;
+    r->u.acl.perm = (uint8_t)perm;
+}
+
+/* Users: alice's SHA-256 credential replaced, bob's removed. ACL rules:
+ * the first of three removed, which moves the last into its place. */
+static size_t sample_auth(struct meta_record *out)
+{
+    size_t n = 0;
+
+    sample_user(&out[n++], "alice", SCRAM_SHA_256, 4096);
+    sample_user(&out[n++], "bob", SCRAM_SHA_256, 4096);
+    sample_user(&out[n++], "alice", SCRAM_SHA_512, 10000);
+    sample_user(&out[n++], "alice", SCRAM_SHA_256, 8192);
+    out[n].type = META_RECORD_REMOVE_USER_SCRAM;
+    out[n].u.user_ref.name = STR("bob");
+    out[n++].u.user_ref.mechanism = SCRAM_SHA_256;
+    sample_acl(&out[n++], true, "User:alice", ACL_TOPIC, ACL_LITERAL, "orders",
+               ACL_READ, ACL_ALLOW);
+    sample_acl(&out[n++], true, "*", ACL_TOPIC, ACL_PREFIXED, "ord", ACL_WRITE,
+               ACL_DENY);
+    sample_acl(&out[n++], true, "CN=broker-1,O=weir", ACL_CLUSTER, ACL_LITERAL,
+               "", ACL_CLUSTER_ACTION, ACL_ALLOW);
+    sample_acl(&out[n++], false, "User:alice", ACL_TOPIC, ACL_LITERAL, "orders",
+               ACL_READ, ACL_ALLOW);
+    return n;
+}
+
 /* A log of n records: brokers 0..3 (rack "r<id % 2>"), broker 3 left
  * fenced, topics with configs and partitions, ISR and leader changes, a
- * removed topic, producer ids. Written out longhand so every record type
- * appears in a known order. */
+ * removed topic, producer ids, users and ACL rules added, replaced and
+ * removed. Written out longhand so every record type appears in a known
+ * order. */
 static size_t sample_log(struct meta_record *out)
 {
     static const char *const racks[] = {"r0", "r1"};
@@ -91,6 +153,7 @@ static size_t sample_log(struct meta_record *out)
     out[n].u.tls.epoch = 1;
     out[n].u.tls.host = STR("b1");
     out[n++].u.tls.port = 9443;
+    n += sample_auth(&out[n]);
     return n;
 }
 
@@ -184,6 +247,10 @@ static void test_walk_lists_the_rebuilding_records(void **state)
     assert_int_equal(seen[META_RECORD_PARTITION_CHANGE], 0);
     assert_int_equal(seen[META_RECORD_PRODUCER_IDS], 1);
     assert_int_equal(seen[META_RECORD_BROKER_TLS], 1);
+    assert_int_equal(seen[META_RECORD_USER_SCRAM], 2); /* alice x2 */
+    assert_int_equal(seen[META_RECORD_REMOVE_USER_SCRAM], 0);
+    assert_int_equal(seen[META_RECORD_ACL], 2);
+    assert_int_equal(seen[META_RECORD_REMOVE_ACL], 0);
     assert_int_equal(meta_snapshot_walk(img, stop_at_third, &calls), 77);
     assert_int_equal(calls, 3);
     meta_image_free(img);
@@ -282,7 +349,7 @@ static void test_header_counts_are_checked(void **state)
     encode_sample(&b);
     count = wire_get_u32be(b.data + 13);
     end = wire_get_u64be(b.data + 5);
-    assert_int_equal(end, 19);              /* the sample log's length */
+    assert_int_equal(end, 28);              /* the sample log's length */
     wire_put_u32be(b.data + 13, count + 1); /* a record too many */
     fix_crc(&b);
     assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
@@ -389,6 +456,62 @@ static void test_encode_and_decode_survive_failed_allocations(void **state)
     meta_image_free(img);
 }
 
+/* Users and rules come back from a snapshot with every field, rules in
+ * the same order, and a broker's decision over them is the same. */
+static void test_users_and_acls_survive_a_snapshot(void **state)
+{
+    struct meta_record recs[40];
+    size_t n = sample_log(recs);
+    struct meta_image *img = replay(recs, n);
+    struct meta_image *back = through_snapshot(img);
+    const struct meta_user *u;
+    const struct acl_set *acls;
+
+    (void)state;
+    assert_true(meta_image_equal(img, back));
+    assert_int_equal(meta_image_check(back, NULL), 0);
+    assert_int_equal(meta_image_user_count(back), 2);
+    assert_null(meta_image_user(back, "bob", SCRAM_SHA_256));
+    u = meta_image_user(back, "alice", SCRAM_SHA_256);
+    assert_non_null(u);
+    assert_int_equal(u->cred.iterations, 8192);
+    assert_int_equal(u->cred.salt_len, 5);
+    assert_memory_equal(u->cred.salt, "alice", 5);
+    assert_memory_equal(u->cred.stored_key, key_a, 32);
+    assert_memory_equal(u->cred.server_key, key_b, 32);
+    u = meta_image_user(back, "alice", SCRAM_SHA_512);
+    assert_non_null(u);
+    assert_memory_equal(u->cred.server_key, key_b, 64);
+    acls = meta_image_acls(back);
+    assert_int_equal(acls->n, 2);
+    assert_string_equal(acls->rules[0].principal, "CN=broker-1,O=weir");
+    assert_string_equal(acls->rules[1].name, "ord");
+    assert_true(acl_allowed(acls, NULL, 0, "CN=broker-1,O=weir", ACL_CLUSTER,
+                            "", ACL_CLUSTER_ACTION));
+    assert_false(acl_allowed(acls, NULL, 0, "User:alice", ACL_TOPIC, "orders",
+                             ACL_READ));
+    /* the rule already there, the rule already gone: refused, unchanged */
+    assert_int_equal(meta_image_apply(back, &recs[n - 2], NULL), WEIR_ECORRUPT);
+    assert_int_equal(meta_image_apply(back, &recs[n - 1], NULL), WEIR_ECORRUPT);
+    assert_true(meta_image_equal(img, back));
+    meta_image_free(back);
+    /* same offsets, one user field or one rule different: not equal */
+    recs[n - 6].u.user.iterations = 8193;
+    back = replay(recs, n);
+    assert_false(meta_image_equal(img, back));
+    meta_image_free(back);
+    recs[n - 6].u.user.iterations = 8192;
+    recs[n - 3].u.acl.perm = ACL_ALLOW;
+    back = replay(recs, n);
+    assert_false(meta_image_equal(img, back));
+    meta_image_free(back);
+    recs[n - 3].u.acl.perm = ACL_DENY;
+    back = replay(recs, n);
+    assert_true(meta_image_equal(img, back));
+    meta_image_free(back);
+    meta_image_free(img);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -399,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_header_counts_are_checked),
         cmocka_unit_test(test_records_must_apply),
         cmocka_unit_test(test_encode_and_decode_survive_failed_allocations),
+        cmocka_unit_test(test_users_and_acls_survive_a_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
