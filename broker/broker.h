@@ -12,8 +12,10 @@
 #include "broker/idem/idem_io.h"
 #include "broker/idem/idem_pid.h"
 #include "broker/storage/logmgr.h"
+#include "common/authz.h"
 #include "common/cfg.h"
 #include "common/clock.h"
+#include "common/net/sasl_srv.h"
 #include "common/net/srv.h"
 #include "proto/weir.pb-c.h"
 
@@ -59,6 +61,12 @@ struct broker_config {
     char *tls_key;
     char *tls_ca;
     char *tls_client_auth;
+    char *sasl_mechanisms; /* clients must log in with one of these */
+    char *sasl_mechanism;  /* this broker's own logins */
+    char *sasl_username;
+    char *sasl_password;
+    bool authorizer;
+    char *super_users;
     int64_t heartbeat_interval_ms;
     int64_t controlled_shutdown_timeout_ms;
     int64_t replica_lag_time_max_ms;
@@ -99,6 +107,8 @@ struct broker {
     struct quota *fetch_quota;
     struct broker_held *held;      /* answers held for a quota */
     struct ssl_ctx_st *tls_client; /* to the controller and other brokers */
+    struct sasl_srv sasl;          /* mechs 0: no SASL */
+    struct authz authz;
     char adv_host[256];
     uint16_t adv_port;
 

@@ -198,6 +198,35 @@ const struct cfg_option broker_options[] = {
             "TLS: none, or required (mutual TLS: clients present a "
             "certificate signed by tls-ca)",
             tls_client_auth),
+    OPT_STR("sasl-mechanisms",
+            NULL,
+            "clients must log in with one of these SASL mechanisms "
+            "(SCRAM-SHA-256,SCRAM-SHA-512) or a TLS client certificate "
+            "(cluster mode; unset: no authentication)",
+            sasl_mechanisms),
+    OPT_STR("sasl-mechanism",
+            "SCRAM-SHA-256",
+            "mechanism of this broker's own logins to the controller and "
+            "other brokers",
+            sasl_mechanism),
+    OPT_STR("sasl-username",
+            NULL,
+            "user this broker logs in as to the controller and other "
+            "brokers (unset: no SASL login; a TLS certificate may do)",
+            sasl_username),
+    OPT_STR("sasl-password",
+            NULL,
+            "password of sasl-username (prefer WEIR_SASL_PASSWORD)",
+            sasl_password),
+    {"authorizer", CFG_BOOL, "false",
+     "enforce ACLs: nothing is allowed without a rule, except for "
+     "super-users (cluster mode)",
+     offsetof(struct broker_config, authorizer), 0, 0},
+    OPT_STR("super-users",
+            NULL,
+            "principals allowed everything, separated by ';' (e.g. "
+            "User:admin;CN=broker-1,O=weir)",
+            super_users),
     OPT_INT("heartbeat-interval-ms",
             "500",
             "cluster mode: heartbeat to the controller this often",

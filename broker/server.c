@@ -45,6 +45,13 @@ static void server_dispatch(void *arg, struct srv_req *req)
         rpc_request_free(r);
         return;
     }
+    if (sasl_srv_gate(&b->sasl, req, r)) {
+        rpc_request_free(r);
+        return;
+    }
+    if (!api_authorize(b, req, r)) {
+        return; /* refused and answered */
+    }
     switch (r->body_case) {
     case WEIR__REQUEST__BODY_METADATA:
         api_metadata(b, req, r);
@@ -78,6 +85,13 @@ static void server_dispatch(void *arg, struct srv_req *req)
     case WEIR__REQUEST__BODY_DESCRIBE_GROUPS:
     case WEIR__REQUEST__BODY_DELETE_GROUPS:
         api_group(b, req, r);
+        break;
+    case WEIR__REQUEST__BODY_ALTER_USERS:
+    case WEIR__REQUEST__BODY_DESCRIBE_USERS:
+    case WEIR__REQUEST__BODY_CREATE_ACLS:
+    case WEIR__REQUEST__BODY_DELETE_ACLS:
+    case WEIR__REQUEST__BODY_DESCRIBE_ACLS:
+        api_admin_auth(b, req, r);
         break;
     default:
         broker_respond_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
@@ -254,6 +268,55 @@ static int server_idem_open(struct broker *b, struct err_detail *ed)
 /* TLS contexts from tls-cert, tls-key, tls-ca, tls-client-auth; the
  * same certificate identifies this broker to the controller and its
  * peers. */
+/* A user's SCRAM credential, from the cluster metadata. */
+static bool server_scram_lookup(void *arg,
+                                enum scram_mech mech,
+                                const char *user,
+                                struct scram_cred *out)
+{
+    struct broker *b = arg;
+    const struct meta_user *u;
+
+    if (b->cluster == NULL) {
+        return false;
+    }
+    u = meta_image_user(cluster_image(b->cluster), user, mech);
+    if (u == NULL) {
+        return false;
+    }
+    *out = u->cred;
+    return true;
+}
+
+/* sasl-mechanisms, authorizer and super-users. */
+static int server_auth(struct broker *b, struct err_detail *ed)
+{
+    bool cluster = b->cfg.controller != NULL && b->cfg.controller[0] != '\0';
+    int rv;
+
+    rv = sasl_srv_parse_mechs(b->cfg.sasl_mechanisms, &b->sasl.mechs, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    if ((b->sasl.mechs != 0 || b->cfg.authorizer) && !cluster) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "sasl-mechanisms and authorizer need cluster mode "
+                       "(users and ACLs are controller metadata): set "
+                       "controller");
+    }
+    if (b->cfg.sasl_username != NULL &&
+        (b->cfg.sasl_password == NULL ||
+         scram_mech_parse(b->cfg.sasl_mechanism) == 0)) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "sasl-username needs sasl-password and a "
+                       "sasl-mechanism of SCRAM-SHA-256 or SCRAM-SHA-512");
+    }
+    b->sasl.lookup = server_scram_lookup;
+    b->sasl.lookup_arg = b;
+    b->sasl.who = "broker";
+    return authz_init(&b->authz, b->cfg.authorizer, b->cfg.super_users, ed);
+}
+
 static int server_tls(struct broker *b, struct err_detail *ed)
 {
     if (!b->cfg.tls && b->cfg.tls_listen == NULL) {
@@ -300,6 +363,8 @@ int server_open(struct broker *b, struct err_detail *ed)
     const char *adv;
     int rv;
 
+    memset(&sc, 0, sizeof(sc));
+
     b->clock = clock_system();
     rv = server_log_defaults(b, ed);
     if (rv != 0) {
@@ -332,6 +397,13 @@ int server_open(struct broker *b, struct err_detail *ed)
     sc.idle_timeout_ms = (uint32_t)b->cfg.idle_timeout_ms;
     sc.frame_timeout_ms = (uint32_t)b->cfg.frame_timeout_ms;
     sc.max_output_bytes = (uint64_t)b->cfg.max_queued_response_bytes;
+    rv = server_auth(b, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    sc.require_auth = b->sasl.mechs != 0;
+    sc.pre_auth_max_frame_bytes = SASL_PRE_AUTH_MAX_FRAME;
+    sc.auth_free = sasl_srv_state_free;
     rv = server_tls(b, ed);
     if (rv != 0) {
         return rv;
@@ -451,6 +523,7 @@ void server_close(struct broker *b)
     quota_free(b->produce_quota);
     quota_free(b->fetch_quota);
     b->produce_quota = b->fetch_quota = NULL;
+    authz_fini(&b->authz);
     tls_ctx_free(b->tls_server);
     tls_ctx_free(b->tls_client);
     b->tls_server = b->tls_client = NULL;

@@ -79,7 +79,19 @@
       "no assignment strategy or protocol type shared with the group")         \
     X(GROUP_NOT_FOUND, 47, false, true, "no such group")                       \
     X(NON_EMPTY_GROUP, 48, false, true, "the group has live members")          \
-    X(INVALID_GROUP_ID, 49, false, true, "group id is empty or too long")
+    X(INVALID_GROUP_ID, 49, false, true, "group id is empty or too long")      \
+    X(SASL_AUTHENTICATION_FAILED, 50, false, true,                             \
+      "authentication failed (unknown user, wrong password or replay)")        \
+    X(UNSUPPORTED_SASL_MECHANISM, 51, false, true,                             \
+      "SASL mechanism not enabled on this listener")                           \
+    X(ILLEGAL_SASL_STATE, 52, false, true,                                     \
+      "call not allowed before authentication, or out of order")               \
+    X(TOPIC_AUTHORIZATION_FAILED, 53, false, true,                             \
+      "not authorized for this topic")                                         \
+    X(GROUP_AUTHORIZATION_FAILED, 54, false, true,                             \
+      "not authorized for this group")                                         \
+    X(CLUSTER_AUTHORIZATION_FAILED, 55, false, true,                           \
+      "not authorized for this cluster operation")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

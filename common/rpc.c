@@ -133,6 +133,20 @@ const char *rpc_api_name(Weir__Request__BodyCase c)
         return "describe_groups";
     case WEIR__REQUEST__BODY_DELETE_GROUPS:
         return "delete_groups";
+    case WEIR__REQUEST__BODY_SASL_HANDSHAKE:
+        return "sasl_handshake";
+    case WEIR__REQUEST__BODY_SASL_AUTHENTICATE:
+        return "sasl_authenticate";
+    case WEIR__REQUEST__BODY_ALTER_USERS:
+        return "alter_users";
+    case WEIR__REQUEST__BODY_DESCRIBE_USERS:
+        return "describe_users";
+    case WEIR__REQUEST__BODY_CREATE_ACLS:
+        return "create_acls";
+    case WEIR__REQUEST__BODY_DELETE_ACLS:
+        return "delete_acls";
+    case WEIR__REQUEST__BODY_DESCRIBE_ACLS:
+        return "describe_acls";
     default:
         return "unknown";
     }
@@ -221,6 +235,19 @@ static int rpc_check_request(const Weir__Request *r,
     case WEIR__REQUEST__BODY_DELETE_GROUPS:
         n = r->delete_groups->n_groups;
         break;
+    case WEIR__REQUEST__BODY_ALTER_USERS:
+        n = r->alter_users->n_upsertions + r->alter_users->n_deletions;
+        break;
+    case WEIR__REQUEST__BODY_CREATE_ACLS:
+        n = r->create_acls->n_acls;
+        break;
+    case WEIR__REQUEST__BODY_DELETE_ACLS:
+        n = r->delete_acls->n_acls;
+        break;
+    case WEIR__REQUEST__BODY_SASL_HANDSHAKE:
+    case WEIR__REQUEST__BODY_SASL_AUTHENTICATE:
+    case WEIR__REQUEST__BODY_DESCRIBE_USERS:
+    case WEIR__REQUEST__BODY_DESCRIBE_ACLS:
     case WEIR__REQUEST__BODY_FIND_COORDINATOR:
     case WEIR__REQUEST__BODY_HEARTBEAT:
     case WEIR__REQUEST__BODY_LEAVE_GROUP:

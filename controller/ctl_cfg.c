@@ -99,6 +99,28 @@ const struct cfg_option ctl_options[] = {
             "TLS: none, or required (mutual TLS: brokers and clients "
             "present a certificate signed by tls-ca)",
             tls_client_auth),
+    OPT_STR("sasl-mechanisms",
+            NULL,
+            "brokers and clients must log in with one of these SASL "
+            "mechanisms (SCRAM-SHA-256,SCRAM-SHA-512) or a TLS client "
+            "certificate (unset: no authentication)",
+            sasl_mechanisms),
+    OPT_BOOL("authorizer",
+             "false",
+             "enforce ACLs: nothing is allowed without a rule, except for "
+             "super-users",
+             authorizer),
+    OPT_STR("super-users",
+            NULL,
+            "principals allowed everything, separated by ';' (e.g. "
+            "User:admin;CN=broker-1,O=weir)",
+            super_users),
+    OPT_STR("bootstrap-users-file",
+            NULL,
+            "at start, create the users of this file that do not exist yet: "
+            "lines of NAME PASSWORD, for every mechanism of sasl-mechanisms "
+            "(the file must not be readable by group or others)",
+            bootstrap_users_file),
     OPT_BOOL("unclean-leader-election",
              "false",
              "elect a leader from outside the ISR when no ISR member is "

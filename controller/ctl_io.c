@@ -4,6 +4,7 @@
  * only carries out the core's contract (ctl_core.h): persist each batch
  * before replying or serving it, rebuild from the log after a failure. */
 #include "controller/ctl_io.h"
+#include "controller/ctl_sec.h"
 
 #include <event2/event.h>
 #include <signal.h>
@@ -316,6 +317,7 @@ static int ctl_io_listen(struct ctl_server *s, struct err_detail *ed)
         return rv;
     }
     sc.tls = s->cfg.tls ? s->tls : NULL;
+    ctl_sec_listener(s, &sc);
     rv =
         srv_open(s->base, s->cfg.listen, &sc, ctl_rpc_dispatch, s, &s->srv, ed);
     if (rv != 0) {
@@ -361,6 +363,9 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     }
     rv = ctl_io_open_log(s, ed);
     if (rv == 0) {
+        rv = ctl_sec_open(s, ed);
+    }
+    if (rv == 0) {
         rv = ctl_io_listen(s, ed);
     }
     if (rv != 0) {
@@ -374,6 +379,10 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     }
     (void)event_add(s->sig_term, NULL);
     (void)event_add(s->sig_int, NULL);
+    rv = ctl_sec_bootstrap(s, ed);
+    if (rv != 0) {
+        return rv;
+    }
     /* the first TICK starts every known broker's session */
     ctl_io_arm_tick(s, clock_now_ms(s->clock));
     return 0;
@@ -418,6 +427,7 @@ void ctl_server_close(struct ctl_server *s)
         s->srv_tls = NULL;
         trace_info("controller", "event=shutdown_complete clean=true");
     }
+    ctl_sec_close(s);
     tls_ctx_free(s->tls);
     s->tls = NULL;
     ctl_io_free_event(s->tick_ev);

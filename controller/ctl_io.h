@@ -10,8 +10,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/authz.h"
 #include "common/cfg.h"
 #include "common/clock.h"
+#include "common/net/sasl_srv.h"
 #include "common/net/srv.h"
 #include "controller/ctl_log.h"
 #include "controller/elect/ctl_core.h"
@@ -43,6 +45,10 @@ struct ctl_server_config {
     char *tls_key;
     char *tls_ca;
     char *tls_client_auth;
+    char *sasl_mechanisms;
+    bool authorizer;
+    char *super_users;
+    char *bootstrap_users_file;
 };
 
 extern const struct cfg_option ctl_options[];
@@ -58,6 +64,8 @@ struct ctl_server {
     struct srv *srv;
     struct srv *srv_tls;    /* tls-listen beside srv, or NULL */
     struct ssl_ctx_st *tls; /* NULL without tls or tls-listen */
+    struct sasl_srv sasl;   /* mechs 0: no SASL */
+    struct authz authz;
     struct ctl_log *log;
     struct ctl_core *core;  /* NULL only when a rebuild failed */
     struct ctl_actions act; /* of the latest step */

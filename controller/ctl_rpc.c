@@ -13,6 +13,7 @@
 #include "common/rpc.h"
 #include "common/trace.h"
 #include "controller/ctl_io.h"
+#include "controller/ctl_sec.h"
 #include "controller/meta/meta_pb.h"
 #include "controller/meta/meta_snapshot.h"
 
@@ -478,6 +479,13 @@ ctl_rpc_route(struct ctl_server *s, struct srv_req *req, const Weir__Request *r)
     case WEIR__REQUEST__BODY_DELETE_TOPICS:
         ctl_rpc_topics(s, req, r, false);
         break;
+    case WEIR__REQUEST__BODY_ALTER_USERS:
+    case WEIR__REQUEST__BODY_DESCRIBE_USERS:
+    case WEIR__REQUEST__BODY_CREATE_ACLS:
+    case WEIR__REQUEST__BODY_DELETE_ACLS:
+    case WEIR__REQUEST__BODY_DESCRIBE_ACLS:
+        ctl_sec_rpc(s, req, r);
+        break;
     default:
         ctl_rpc_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
                       "the controller does not serve this call; ask a broker",
@@ -507,7 +515,7 @@ void ctl_rpc_dispatch(void *arg, struct srv_req *req)
     if (s->stopping || s->core == NULL) {
         ctl_rpc_error(req, r->correlation_id, WEIR_ESHUTTING_DOWN,
                       "controller is shutting down", false);
-    } else {
+    } else if (!ctl_sec_gate(s, req, r)) {
         ctl_rpc_route(s, req, r);
     }
     rpc_request_free(r);

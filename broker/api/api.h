@@ -7,6 +7,20 @@
 
 #include "broker/broker.h"
 
+/* authz.c: with authorization on, may the request's principal do op on
+ * (res, name)? Always true with it off. */
+bool api_may(struct broker *b,
+             struct srv_req *req,
+             enum acl_resource res,
+             const char *name,
+             enum acl_op op);
+/* The checks made before dispatch (groups, replica fetches, topic and
+ * security administration). false: refused, answered, and r freed. */
+bool api_authorize(struct broker *b, struct srv_req *req, Weir__Request *r);
+/* AlterUsers, DescribeUsers, CreateAcls, DeleteAcls, DescribeAcls: to the
+ * controller. */
+void api_admin_auth(struct broker *b, struct srv_req *req, Weir__Request *r);
+
 void api_metadata(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_create_topics(struct broker *b, struct srv_req *req, Weir__Request *r);
 void api_delete_topics(struct broker *b, struct srv_req *req, Weir__Request *r);

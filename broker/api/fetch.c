@@ -147,6 +147,7 @@ static bool fetch_replica_check(struct broker *b,
 
 /* Plan one partition: where its bytes are, or why there are none. */
 static void fetch_plan_one(struct broker *b,
+                           struct srv_req *req,
                            const Weir__FetchRequest *fr,
                            struct fetch_plan *p,
                            size_t i)
@@ -175,6 +176,17 @@ static void fetch_plan_one(struct broker *b,
     /* protobuf's default 0 would read as "truncate to offset 0" */
     res->diverging_epoch = -1;
     res->diverging_end_offset = -1;
+    if (fr->replica_id < 0 &&
+        !api_may(b, req, ACL_TOPIC, fp->topic, ACL_READ)) {
+        /* before any lookup: the answer says nothing of existence
+         * (replica fetches were checked for cluster-action already) */
+        res->error_code = WEIR_ETOPIC_AUTHORIZATION_FAILED;
+        (void)snprintf(msg, sizeof(msg), "not authorized to read %s",
+                       fp->topic);
+        fetch_set_msg(p, i, msg);
+        p->has_error = true;
+        return;
+    }
     if (fr->replica_id >= 0 && !replica) {
         /* a follower's fetch reaching a broker that keeps no replication
          * state (alone, or shutting down): never an answer it could
@@ -361,7 +373,7 @@ static bool fetch_try(struct broker *b,
     }
     p.first = first;
     for (i = 0; i < fr->n_partitions; i++) {
-        fetch_plan_one(b, fr, &p, i);
+        fetch_plan_one(b, req, fr, &p, i);
     }
     if (!final && !p.has_error && p.total < fr->min_bytes &&
         fr->max_wait_ms > 0) {

@@ -13,6 +13,7 @@
 #define LIST_OFFSETS_EARLIEST (-2)
 
 static void list_offsets_one(struct broker *b,
+                             struct srv_req *req,
                              const Weir__ListOffsetsPartition *lp,
                              Weir__ListOffsetsPartitionResult *res,
                              char *msg,
@@ -26,6 +27,12 @@ static void list_offsets_one(struct broker *b,
 
     res->offset = -1;
     res->timestamp = -1;
+    if (!api_may(b, req, ACL_TOPIC, lp->topic, ACL_DESCRIBE)) {
+        res->error_code = WEIR_ETOPIC_AUTHORIZATION_FAILED;
+        (void)snprintf(msg, msg_cap, "not authorized to describe %s",
+                       lp->topic);
+        return;
+    }
     rv = broker_route(b, lp->topic, lp->partition, msg, msg_cap);
     if (rv != 0) {
         res->error_code = rv; /* cluster mode: ask the leader */
@@ -93,7 +100,7 @@ void api_list_offsets(struct broker *b, struct srv_req *req, Weir__Request *r)
         weir__list_offsets_partition_result__init(&res[i]);
         res[i].topic = lr->partitions[i]->topic;
         res[i].partition = lr->partitions[i]->partition;
-        list_offsets_one(b, lr->partitions[i], &res[i], msgs[i],
+        list_offsets_one(b, req, lr->partitions[i], &res[i], msgs[i],
                          sizeof(msgs[i]));
         res[i].error_message = msgs[i];
         ptrs[i] = &res[i];

@@ -234,6 +234,11 @@ static int produce_one(struct broker *b,
     int rv;
 
     err_detail_clear(&ed);
+    if (!api_may(b, w->req, ACL_TOPIC, pp->topic, ACL_WRITE)) {
+        /* before any lookup: the answer says nothing of existence */
+        produce_msgf(w, i, "not authorized to write to %s", pp->topic);
+        return WEIR_ETOPIC_AUTHORIZATION_FAILED;
+    }
     rv =
         broker_route(b, pp->topic, pp->partition, route_msg, sizeof(route_msg));
     if (rv != 0) {

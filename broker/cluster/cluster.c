@@ -336,6 +336,10 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
         cconn_use_tls(c->rpc, b->tls_client);
         cconn_use_tls(c->fetch, b->tls_client);
     }
+    cconn_use_sasl(c->rpc, b->cfg.sasl_mechanism, b->cfg.sasl_username,
+                   b->cfg.sasl_password);
+    cconn_use_sasl(c->fetch, b->cfg.sasl_mechanism, b->cfg.sasl_username,
+                   b->cfg.sasl_password);
     cluster_arm(c->heartbeat_timer, (uint64_t)b->cfg.heartbeat_interval_ms);
     cluster_register(c);
     cluster_fetch(c);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "broker/api/api.h"
 #include "broker/broker.h"
 #include "broker/cluster/cluster_int.h"
 #include "common/mem.h"
@@ -73,6 +74,36 @@ int broker_route(const struct broker *b,
                : 0;
 }
 
+/* Topics the caller may not describe: left out of a listing of every
+ * topic; when named, answered TOPIC_AUTHORIZATION_FAILED whether they
+ * exist or not, with nothing else about them. */
+static void cluster_api_metadata_authorize(struct broker *b,
+                                           struct srv_req *req,
+                                           const Weir__MetadataRequest *mr,
+                                           Weir__MetadataResponse *body)
+{
+    size_t t;
+    size_t kept = 0;
+
+    if (!b->authz.enabled) {
+        return;
+    }
+    for (t = 0; t < body->n_topics; t++) {
+        Weir__TopicInfo *ti = body->topics[t];
+        if (api_may(b, req, ACL_TOPIC, ti->name, ACL_DESCRIBE)) {
+            body->topics[kept++] = ti;
+        } else if (!mr->all_topics && mr->n_topics > 0) {
+            ti->error_code = WEIR_ETOPIC_AUTHORIZATION_FAILED;
+            ti->error_message = "not authorized to describe this topic";
+            ti->n_partitions = 0;
+            ti->n_configs = 0;
+            ti->internal = false;
+            body->topics[kept++] = ti;
+        }
+    }
+    body->n_topics = kept;
+}
+
 void cluster_api_metadata(struct broker *b,
                           struct srv_req *req,
                           Weir__Request *r)
@@ -91,6 +122,7 @@ void cluster_api_metadata(struct broker *b,
         rpc_request_free(r);
         return;
     }
+    cluster_api_metadata_authorize(b, req, r->metadata, &body);
     for (t = 0; t < body.n_topics; t++) {
         Weir__TopicInfo *ti = body.topics[t];
         for (p = 0; p < ti->n_partitions; p++) {

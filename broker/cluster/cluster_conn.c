@@ -10,6 +10,7 @@
 #include <event2/event.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <stdio.h>
@@ -22,7 +23,9 @@
 #include "common/mem.h"
 #include "common/net/addr.h"
 #include "common/rpc.h"
+#include "common/scram.h"
 #include "common/tls.h"
+#include "common/trace.h"
 
 #define CCONN_MAX_FRAME (64u * 1024 * 1024)
 
@@ -44,7 +47,22 @@ struct cconn {
     uint32_t n_pending;
     uint32_t next_corr;
     SSL_CTX *tls; /* borrowed; NULL = plain */
+    /* SCRAM login on every connect (cconn_use_sasl); calls made meanwhile
+     * wait in `held` and go out once it succeeds */
+    enum scram_mech sasl_mech; /* 0: none */
+    const char *sasl_user;
+    const char *sasl_password;
+    bool authing;
+    struct evbuffer *held;
+    struct scram_client scram;
 };
+
+static int cconn_send(struct cconn *c,
+                      Weir__Request *req,
+                      uint32_t timeout_ms,
+                      cconn_reply_fn fn,
+                      void *arg,
+                      bool front);
 
 static void cconn_fail_all(struct cconn *c, int err, const char *why)
 {
@@ -53,6 +71,10 @@ static void cconn_fail_all(struct cconn *c, int err, const char *why)
 
     c->head = c->tail = NULL;
     c->n_pending = 0;
+    c->authing = false;
+    if (c->held != NULL) {
+        (void)evbuffer_drain(c->held, evbuffer_get_length(c->held));
+    }
     if (c->bev != NULL) {
         bufferevent_free(c->bev);
         c->bev = NULL;
@@ -222,8 +244,188 @@ void cconn_free(struct cconn *c)
     if (c->timer != NULL) {
         event_free(c->timer);
     }
+    if (c->held != NULL) {
+        evbuffer_free(c->held);
+    }
+    OPENSSL_cleanse(&c->scram, sizeof(c->scram));
     mem_free(c->address);
     mem_free(c);
+}
+
+/* ---- SCRAM login --------------------------------------------------- */
+
+static void cconn_auth_fail(struct cconn *c, const char *step, const char *why)
+{
+    char msg[400];
+
+    (void)snprintf(msg, sizeof(msg), "SASL login as %s failed at %s: %s",
+                   c->sasl_user, step, why);
+    trace_error("cluster", "event=sasl_login_failed peer=%s user=%s msg=\"%s\"",
+                c->address, c->sasl_user, msg);
+    cconn_fail_all(c, WEIR_ESASL_AUTHENTICATION_FAILED, msg);
+}
+
+static void
+cconn_auth_send(struct cconn *c, const char *msg, cconn_reply_fn fn, bool front)
+{
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__SaslAuthenticateRequest a = WEIR__SASL_AUTHENTICATE_REQUEST__INIT;
+
+    a.auth_bytes.data = (uint8_t *)msg;
+    a.auth_bytes.len = strlen(msg);
+    req.body_case = WEIR__REQUEST__BODY_SASL_AUTHENTICATE;
+    req.sasl_authenticate = &a;
+    if (cconn_send(c, &req, 10000, fn, c, front) != 0) {
+        cconn_auth_fail(c, "SaslAuthenticate", "cannot send");
+    }
+}
+
+/* The SaslAuthenticate answer of a login step, or NULL once the login
+ * failed (answered here) or the connection went away meanwhile. */
+static const Weir__SaslAuthenticateResponse *
+cconn_auth_answer(struct cconn *c,
+                  int err,
+                  const Weir__Response *resp,
+                  const struct err_detail *ed,
+                  const char *step)
+{
+    const Weir__SaslAuthenticateResponse *a;
+
+    if (err != 0 || resp == NULL) {
+        if (c->authing) {
+            cconn_auth_fail(c, step, ed->msg);
+        }
+        return NULL;
+    }
+    a = resp->body_case == WEIR__RESPONSE__BODY_SASL_AUTHENTICATE
+            ? resp->sasl_authenticate
+            : NULL;
+    if (a == NULL || a->error_code != 0) {
+        cconn_auth_fail(c, step,
+                        a != NULL ? a->error_message : "unexpected answer");
+        return NULL;
+    }
+    return a;
+}
+
+/* server-final: check the server's signature, then release held calls */
+static void cconn_auth_final_cb(void *arg,
+                                int err,
+                                const Weir__Response *resp,
+                                const uint8_t *payload,
+                                uint32_t payload_len,
+                                const struct err_detail *ed)
+{
+    struct cconn *c = arg;
+    const Weir__SaslAuthenticateResponse *a;
+    struct err_detail ved;
+
+    (void)payload;
+    (void)payload_len;
+    a = cconn_auth_answer(c, err, resp, ed, "the final message");
+    if (a == NULL) {
+        return;
+    }
+    if (scram_client_verify(&c->scram, (const char *)a->auth_bytes.data,
+                            a->auth_bytes.len, &ved) != 0) {
+        cconn_auth_fail(c, "the server's signature", ved.msg);
+        return;
+    }
+    c->authing = false;
+    if (bufferevent_write_buffer(c->bev, c->held) != 0) {
+        cconn_fail_all(c, WEIR_ENOMEM, "out of memory");
+    }
+}
+
+/* server-first -> client-final, ahead of every held call */
+static void cconn_auth_first_cb(void *arg,
+                                int err,
+                                const Weir__Response *resp,
+                                const uint8_t *payload,
+                                uint32_t payload_len,
+                                const struct err_detail *ed)
+{
+    struct cconn *c = arg;
+    const Weir__SaslAuthenticateResponse *a;
+    char out[SCRAM_MAX_MESSAGE];
+    struct err_detail fed;
+
+    (void)payload;
+    (void)payload_len;
+    a = cconn_auth_answer(c, err, resp, ed, "the first message");
+    if (a == NULL) {
+        return;
+    }
+    if (scram_client_final(&c->scram, c->sasl_password,
+                           (const char *)a->auth_bytes.data, a->auth_bytes.len,
+                           out, sizeof(out), &fed) != 0) {
+        cconn_auth_fail(c, "the server's first message", fed.msg);
+        return;
+    }
+    cconn_auth_send(c, out, cconn_auth_final_cb, true);
+    OPENSSL_cleanse(out, sizeof(out));
+}
+
+static void cconn_auth_handshake_cb(void *arg,
+                                    int err,
+                                    const Weir__Response *resp,
+                                    const uint8_t *payload,
+                                    uint32_t payload_len,
+                                    const struct err_detail *ed)
+{
+    struct cconn *c = arg;
+    const Weir__SaslHandshakeResponse *h;
+
+    (void)payload;
+    (void)payload_len;
+    if (err != 0 || resp == NULL) {
+        if (c->authing) {
+            cconn_auth_fail(c, "SaslHandshake", ed->msg);
+        }
+        return;
+    }
+    h = resp->body_case == WEIR__RESPONSE__BODY_SASL_HANDSHAKE
+            ? resp->sasl_handshake
+            : NULL;
+    if (h == NULL || h->error_code != 0) {
+        cconn_auth_fail(c, "SaslHandshake",
+                        h != NULL ? h->error_message : "unexpected answer");
+    }
+}
+
+/* Handshake and client-first go out at once (the server takes them in
+ * order); client-final waits for the server's first message. */
+static void cconn_auth_start(struct cconn *c)
+{
+    Weir__Request req = WEIR__REQUEST__INIT;
+    Weir__SaslHandshakeRequest h = WEIR__SASL_HANDSHAKE_REQUEST__INIT;
+    char first[SCRAM_MAX_MESSAGE];
+    struct err_detail ed;
+
+    c->authing = true;
+    h.mechanism = (char *)scram_mech_name(c->sasl_mech);
+    req.body_case = WEIR__REQUEST__BODY_SASL_HANDSHAKE;
+    req.sasl_handshake = &h;
+    if (cconn_send(c, &req, 10000, cconn_auth_handshake_cb, c, false) != 0) {
+        cconn_auth_fail(c, "SaslHandshake", "cannot send");
+        return;
+    }
+    if (scram_client_first(&c->scram, c->sasl_mech, c->sasl_user, NULL, first,
+                           sizeof(first), &ed) != 0) {
+        cconn_auth_fail(c, "the first message", ed.msg);
+        return;
+    }
+    cconn_auth_send(c, first, cconn_auth_first_cb, false);
+}
+
+void cconn_use_sasl(struct cconn *c,
+                    const char *mechanism,
+                    const char *user,
+                    const char *password)
+{
+    c->sasl_mech = user != NULL ? scram_mech_parse(mechanism) : 0;
+    c->sasl_user = user;
+    c->sasl_password = password;
 }
 
 static int cconn_connect(struct cconn *c)
@@ -275,6 +477,17 @@ static int cconn_connect(struct cconn *c)
         c->bev = NULL;
         return WEIR_ENETWORK;
     }
+    if (c->sasl_mech != 0) {
+        if (c->held == NULL && (c->held = evbuffer_new()) == NULL) {
+            bufferevent_free(c->bev);
+            c->bev = NULL;
+            return WEIR_ENOMEM;
+        }
+        cconn_auth_start(c);
+        if (c->bev == NULL) {
+            return WEIR_ESASL_AUTHENTICATION_FAILED;
+        }
+    }
     return 0;
 }
 
@@ -289,14 +502,31 @@ int cconn_call(struct cconn *c,
                cconn_reply_fn fn,
                void *arg)
 {
-    struct cconn_call *call;
-    struct weir_buf b;
-    uint32_t saved_corr;
     int rv;
 
     if (c->bev == NULL && (rv = cconn_connect(c)) != 0) {
         return rv;
     }
+    return cconn_send(c, req, timeout_ms, fn, arg, false);
+}
+
+/* Encode and queue one call: at the tail of the FIFO (its bytes held while
+ * a login runs), or, front (the login's final message), at the head with
+ * its bytes written at once. */
+static int cconn_send(struct cconn *c,
+                      Weir__Request *req,
+                      uint32_t timeout_ms,
+                      cconn_reply_fn fn,
+                      void *arg,
+                      bool front)
+{
+    bool login = req->body_case == WEIR__REQUEST__BODY_SASL_HANDSHAKE ||
+                 req->body_case == WEIR__REQUEST__BODY_SASL_AUTHENTICATE;
+    struct cconn_call *call;
+    struct weir_buf b;
+    uint32_t saved_corr;
+    int rv;
+
     call = mem_calloc(1, sizeof(*call));
     if (call == NULL) {
         return WEIR_ENOMEM;
@@ -308,7 +538,9 @@ int cconn_call(struct cconn *c,
     buf_init(&b);
     rv = rpc_encode_request(req, 0, &b);
     req->correlation_id = saved_corr;
-    if (rv == 0 && bufferevent_write(c->bev, b.data, b.len) != 0) {
+    if (rv == 0 && ((c->authing && !login)
+                        ? evbuffer_add(c->held, b.data, b.len)
+                        : bufferevent_write(c->bev, b.data, b.len)) != 0) {
         rv = WEIR_ENOMEM;
     }
     buf_fini(&b);
@@ -319,12 +551,20 @@ int cconn_call(struct cconn *c,
     call->deadline_ms = clock_now_ms(clock_system()) + timeout_ms;
     call->fn = fn;
     call->arg = arg;
-    if (c->tail != NULL) {
-        c->tail->next = call;
-    } else {
+    if (front) {
+        call->next = c->head;
         c->head = call;
+        if (c->tail == NULL) {
+            c->tail = call;
+        }
+    } else {
+        if (c->tail != NULL) {
+            c->tail->next = call;
+        } else {
+            c->head = call;
+        }
+        c->tail = call;
     }
-    c->tail = call;
     c->n_pending++;
     return 0;
 }

@@ -38,6 +38,14 @@ void cconn_free(struct cconn *c);
 /* Speak TLS on every later connect (tls_client_ctx; borrowed, must
  * outlive c), checking the address's host against the certificate. */
 void cconn_use_tls(struct cconn *c, struct ssl_ctx_st *tls);
+/* Log in with SCRAM (mechanism "SCRAM-SHA-256"/"SCRAM-SHA-512") on every
+ * later connect, before any call goes out; user NULL = no login. The
+ * strings are borrowed and must outlive c. A refused login fails the
+ * pending calls with WEIR_ESASL_AUTHENTICATION_FAILED. */
+void cconn_use_sasl(struct cconn *c,
+                    const char *mechanism,
+                    const char *user,
+                    const char *password);
 /* Send req (under a correlation id of this connection; req is left as
  * it was) and call fn once with the
  * answer, never from inside this call. timeout_ms bounds the wait.

@@ -112,6 +112,8 @@ static int fetcher_connect(struct fetcher *f)
     if (f->io->b->tls_client != NULL) {
         cconn_use_tls(f->conn, f->io->b->tls_client);
     }
+    cconn_use_sasl(f->conn, f->io->b->cfg.sasl_mechanism,
+                   f->io->b->cfg.sasl_username, f->io->b->cfg.sasl_password);
     return 0;
 }
 

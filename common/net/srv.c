@@ -38,6 +38,8 @@ struct srv_conn {
     char ip[48];
     char principal[256]; /* TLS client certificate subject, once known */
     bool principal_known;
+    bool authenticated;   /* by srv_req_authenticate */
+    void *auth;           /* the handler's authentication state */
     struct srv_req *head; /* oldest request not yet written out */
     struct srv_req *tail;
     uint32_t n_inflight;
@@ -216,12 +218,34 @@ static void conn_frame_error(struct srv_conn *c, int code, const char *msg)
     conn_update_read(c);
 }
 
+static const char *conn_principal(struct srv_conn *c)
+{
+    SSL *ssl;
+
+    if (!c->principal_known) {
+        ssl = c->srv->cfg.tls != NULL ? bufferevent_openssl_get_ssl(c->bev)
+                                      : NULL;
+        if (ssl != NULL) {
+            tls_peer_subject(ssl, c->principal, sizeof(c->principal));
+        }
+        c->principal_known = true;
+    }
+    return c->principal;
+}
+
+/* A verified client certificate authenticates as its subject. */
+static bool conn_authenticated(struct srv_conn *c)
+{
+    return c->authenticated || conn_principal(c)[0] != '\0';
+}
+
 /* Returns false when no further frame can be taken now. */
 static bool conn_take_frame(struct srv_conn *c)
 {
     struct evbuffer *in = bufferevent_get_input(c->bev);
     size_t have = evbuffer_get_length(in);
     struct err_detail ed;
+    struct frame_limits lim;
     struct srv_req *req;
     uint8_t prefix[FRAME_PREFIX_BYTES];
     uint8_t *mem;
@@ -233,7 +257,13 @@ static bool conn_take_frame(struct srv_conn *c)
         }
         (void)evbuffer_copyout(in, prefix, sizeof(prefix));
         err_detail_clear(&ed);
-        if (frame_decode_prefix(prefix, &c->srv->limits, &c->frame, &ed) != 0) {
+        lim = c->srv->limits;
+        if (c->srv->cfg.require_auth && !conn_authenticated(c) &&
+            c->srv->cfg.pre_auth_max_frame_bytes < lim.max_frame_bytes) {
+            /* strangers get small frames only */
+            lim.max_frame_bytes = c->srv->cfg.pre_auth_max_frame_bytes;
+        }
+        if (frame_decode_prefix(prefix, &lim, &c->frame, &ed) != 0) {
             conn_frame_error(c, ed.code, ed.msg);
             return false;
         }
@@ -437,6 +467,9 @@ static void conn_close(struct srv_conn *c, const char *why)
     /* libevent defers the real free of a bufferevent that is inside its own
      * callback, so this is safe from conn_read_cb too */
     bufferevent_free(c->bev);
+    if (c->auth != NULL && s->cfg.auth_free != NULL) {
+        s->cfg.auth_free(c->auth);
+    }
     event_free(c->frame_timer);
     event_free(c->resume_ev);
     mem_free(c);
@@ -711,20 +744,32 @@ void srv_req_tag(struct srv_req *req, int64_t tag_id, int64_t tag_epoch)
 
 const char *srv_req_principal(const struct srv_req *req)
 {
-    struct srv_conn *c = req->conn;
-    SSL *ssl;
+    return req->conn != NULL ? conn_principal(req->conn) : "";
+}
 
-    if (c == NULL || c->srv->cfg.tls == NULL) {
-        return "";
+bool srv_req_authenticated(const struct srv_req *req)
+{
+    if (req->conn == NULL) {
+        return false;
     }
-    if (!c->principal_known) {
-        ssl = bufferevent_openssl_get_ssl(c->bev);
-        if (ssl != NULL) {
-            tls_peer_subject(ssl, c->principal, sizeof(c->principal));
-        }
-        c->principal_known = true;
+    return !req->conn->srv->cfg.require_auth || conn_authenticated(req->conn);
+}
+
+void srv_req_authenticate(struct srv_req *req, const char *principal)
+{
+    struct srv_conn *c = req->conn;
+
+    if (c == NULL) {
+        return;
     }
-    return c->principal;
+    (void)snprintf(c->principal, sizeof(c->principal), "%s", principal);
+    c->principal_known = true;
+    c->authenticated = true;
+}
+
+void **srv_req_auth_state(struct srv_req *req)
+{
+    return req->conn != NULL ? &req->conn->auth : NULL;
 }
 
 uint16_t srv_port(const struct srv *s)

@@ -33,6 +33,11 @@ struct srv_config {
                                         pending stop being read; 0 = no limit */
     struct ssl_ctx_st *tls;          /* TLS on every connection (tls_server_ctx;
                                         borrowed, outlives the server); NULL = plain */
+    bool require_auth;               /* connections must authenticate (SASL,
+                                        or a verified TLS client certificate)
+                                        before the handler serves them */
+    uint32_t pre_auth_max_frame_bytes; /* frame limit until then */
+    void (*auth_free)(void *state);    /* frees srv_req_auth_state's value */
 };
 
 /* One request. Owned by the server until srv_req_respond/srv_req_finish;
@@ -97,10 +102,21 @@ void srv_req_respond(struct srv_req *req,
                      bool close_after);
 /* Finish without a response (acks=0 produce). */
 void srv_req_finish(struct srv_req *req);
-/* The TLS client certificate's subject ("CN=...") of the request's
- * connection; "" without TLS, without a client certificate, or once the
- * connection is gone. */
+/* Who the request's connection is: the principal srv_req_authenticate set,
+ * else the TLS client certificate's subject ("CN=..."); "" without either,
+ * or once the connection is gone. */
 const char *srv_req_principal(const struct srv_req *req);
+/* Authentication of the request's connection (false once it is gone):
+ * true when the server does not require it, after srv_req_authenticate,
+ * or with a verified TLS client certificate. */
+bool srv_req_authenticated(const struct srv_req *req);
+/* Mark the connection authenticated as principal ("User:alice"), which
+ * srv_req_principal returns from now on. No-op once it is gone. */
+void srv_req_authenticate(struct srv_req *req, const char *principal);
+/* A per-connection slot for the handler's authentication state (freed with
+ * cfg.auth_free when the connection closes); NULL once it is gone. */
+void **srv_req_auth_state(struct srv_req *req);
+
 /* True when the client has gone and nobody will read an answer. */
 static inline bool srv_req_orphaned(const struct srv_req *req)
 {
