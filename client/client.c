@@ -5,6 +5,7 @@
 
 #include "common/mem.h"
 #include "common/names.h"
+#include "common/scram.h"
 #include "common/tls.h"
 
 #ifndef WEIR_VERSION_STRING
@@ -28,6 +29,45 @@ void weir_client_config_init(struct weir_client_config *cfg)
     cfg->tls_ca = NULL;
     cfg->tls_cert = NULL;
     cfg->tls_key = NULL;
+    cfg->sasl_mechanism = NULL;
+    cfg->sasl_user = NULL;
+    cfg->sasl_password = NULL;
+}
+
+/* Copy the SASL settings (the pool's connections borrow the copies). */
+static int client_sasl(struct weir_client *c, struct err_detail *ed)
+{
+    const char *mech =
+        c->cfg.sasl_mechanism != NULL ? c->cfg.sasl_mechanism : "SCRAM-SHA-256";
+
+    c->cfg.sasl_mechanism = c->cfg.sasl_password = NULL;
+    if (c->cfg.sasl_user == NULL) {
+        return 0;
+    }
+    if (scram_mech_parse(mech) == 0) {
+        return err_set(ed, WEIR_EINVALID_ARGUMENT,
+                       "unknown SASL mechanism '%s' (use SCRAM-SHA-256 or "
+                       "SCRAM-SHA-512)",
+                       mech);
+    }
+    if (c->cfg.sasl_user[0] == '\0') {
+        return err_set(ed, WEIR_EINVALID_ARGUMENT, "empty SASL user name");
+    }
+    if (c->sasl_password == NULL) {
+        return err_set(ed, WEIR_EINVALID_ARGUMENT,
+                       "SASL user '%s' has no password", c->cfg.sasl_user);
+    }
+    c->sasl_mechanism = mem_strdup(mech);
+    c->sasl_user = mem_strdup(c->cfg.sasl_user);
+    if (c->sasl_mechanism == NULL || c->sasl_user == NULL) {
+        return err_set(ed, WEIR_ENOMEM, "out of memory");
+    }
+    c->cfg.sasl_mechanism = c->sasl_mechanism;
+    c->cfg.sasl_user = c->sasl_user;
+    c->conn_opts.sasl_mechanism = c->sasl_mechanism;
+    c->conn_opts.sasl_user = c->sasl_user;
+    c->conn_opts.sasl_password = c->sasl_password;
+    return 0;
 }
 
 int weir_client_new(const struct weir_client_config *cfg,
@@ -74,6 +114,17 @@ int weir_client_new(const struct weir_client_config *cfg,
     }
     /* the file names are not kept */
     c->cfg.tls_ca = c->cfg.tls_cert = c->cfg.tls_key = NULL;
+    if (cfg->sasl_user != NULL && cfg->sasl_password != NULL) {
+        c->sasl_password = mem_strdup(cfg->sasl_password);
+        if (c->sasl_password == NULL) {
+            rv = err_set(ed, WEIR_ENOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    rv = client_sasl(c, ed);
+    if (rv != 0) {
+        goto fail;
+    }
     if (pool_new(&c->conn_opts, c->clock, &c->pool) != 0) {
         rv = err_set(ed, WEIR_ENOMEM, "out of memory");
         goto fail;
@@ -106,6 +157,12 @@ void weir_client_free(struct weir_client *c)
     tls_ctx_free(c->tls);
     mem_free(c->bootstrap);
     mem_free(c->client_id);
+    mem_free(c->sasl_mechanism);
+    mem_free(c->sasl_user);
+    if (c->sasl_password != NULL) {
+        explicit_bzero(c->sasl_password, strlen(c->sasl_password));
+        mem_free(c->sasl_password);
+    }
     mem_free(c);
 }
 

@@ -20,6 +20,9 @@ struct weir_client {
     struct pool *pool;      /* owned; freed before md */
     struct metadata *md;    /* owned */
     struct ssl_ctx_st *tls; /* owned; NULL without TLS */
+    char *sasl_mechanism;   /* owned copies; NULL without SASL */
+    char *sasl_user;
+    char *sasl_password; /* wiped before it is freed */
 };
 
 static inline uint64_t client_now_ms(const struct weir_client *c)

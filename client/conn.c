@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "client/conn.h"
+#include "client/conn_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -38,36 +38,6 @@ struct conn_req {
     conn_reply_fn *cb;
     void *arg;
 };
-
-/* CONNECTING: TCP; HANDSHAKE: TLS (when opts.tls). */
-enum conn_state { CONN_CONNECTING, CONN_HANDSHAKE, CONN_UP, CONN_CLOSED };
-
-struct conn {
-    int fd;
-    SSL *ssl;        /* with opts.tls, from the TCP connect on */
-    short hs_events; /* what the TLS handshake waits for */
-    enum conn_state state;
-    char *host;
-    uint16_t port;
-    char name[300]; /* "host:port" for messages */
-    struct conn_opts opts;
-    uint64_t connect_deadline_ms;
-    uint32_t next_correlation_id;
-    struct weir_buf wbuf; /* encoded frames; [wpos, len) unwritten */
-    size_t wpos;
-    uint64_t queued_total;  /* bytes ever queued */
-    uint64_t written_total; /* bytes ever written */
-    struct weir_buf rbuf;   /* received bytes, frames assembled here */
-    struct conn_req *head;  /* FIFO, oldest first */
-    struct conn_req *tail;
-    size_t n_pending;
-    bool was_up; /* the connect succeeded at some point */
-    int close_err;
-    uint64_t closed_ms;
-    char close_reason[512];
-};
-
-void conn_close(struct conn *c, int err, const char *msg);
 
 static void conn_set_name(struct conn *c)
 {
@@ -142,6 +112,17 @@ static void conn_tls_fail(struct conn *c, const char *what)
     conn_close(c, WEIR_ENETWORK, msg);
 }
 
+/* TCP (and TLS) is up: log in first when SASL is configured. */
+static void conn_secure_up(struct conn *c)
+{
+    if (c->opts.sasl_mechanism == NULL) {
+        c->state = CONN_UP;
+        c->was_up = true;
+        return;
+    }
+    conn_auth_start(c);
+}
+
 /* Drive the TLS handshake as far as the socket allows. */
 static void conn_tls_handshake(struct conn *c)
 {
@@ -153,8 +134,7 @@ static void conn_tls_handshake(struct conn *c)
     conn_sigpipe_restore(&sp);
 
     if (r == 1) {
-        c->state = CONN_UP;
-        c->was_up = true;
+        conn_secure_up(c);
         return;
     }
     switch (SSL_get_error(c->ssl, r)) {
@@ -174,8 +154,7 @@ static void conn_tls_handshake(struct conn *c)
 static void conn_tcp_up(struct conn *c)
 {
     if (c->opts.tls == NULL) {
-        c->state = CONN_UP;
-        c->was_up = true;
+        conn_secure_up(c);
         return;
     }
     c->ssl = tls_client_new(c->opts.tls, c->host);
@@ -307,6 +286,7 @@ void conn_close(struct conn *c, int err, const char *msg)
     }
     buf_fini(&c->wbuf);
     c->wpos = 0;
+    conn_auth_free(c);
     conn_fail_all(c, err, c->close_reason);
 }
 
@@ -443,41 +423,53 @@ static void conn_complete_written(struct conn *c)
     }
 }
 
-static void conn_write(struct conn *c)
+ssize_t conn_send_bytes(struct conn *c, const uint8_t *p, size_t len)
 {
     ssize_t n;
 
-    while (c->wpos < c->wbuf.len) {
+    for (;;) {
         if (c->ssl != NULL) {
-            size_t len = c->wbuf.len - c->wpos;
             struct conn_sigpipe sp;
             int r;
             conn_sigpipe_block(&sp);
-            r = SSL_write(c->ssl, c->wbuf.data + c->wpos,
-                          len > INT32_MAX ? INT32_MAX : (int)len);
+            r = SSL_write(c->ssl, p, len > INT32_MAX ? INT32_MAX : (int)len);
             conn_sigpipe_restore(&sp);
             if (r <= 0) {
                 int e = SSL_get_error(c->ssl, r);
                 if (e != SSL_ERROR_WANT_WRITE && e != SSL_ERROR_WANT_READ) {
                     conn_tls_fail(c, "TLS connection lost to");
-                    return;
+                    return -1;
                 }
-                break;
+                return 0;
             }
-            n = r;
-        } else {
-            n = send(c->fd, c->wbuf.data + c->wpos, c->wbuf.len - c->wpos,
-                     MSG_NOSIGNAL);
+            return r;
         }
+        n = send(c->fd, p, len, MSG_NOSIGNAL);
+        if (n >= 0) {
+            return n;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return 0;
+        }
+        conn_close_errno(c, "connection lost to", errno);
+        return -1;
+    }
+}
+
+static void conn_write(struct conn *c)
+{
+    ssize_t n;
+
+    while (c->wpos < c->wbuf.len) {
+        n = conn_send_bytes(c, c->wbuf.data + c->wpos, c->wbuf.len - c->wpos);
         if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            if (errno == EAGAIN || errno == EWOULDBLOCK) {
-                break;
-            }
-            conn_close_errno(c, "connection lost to", errno);
             return;
+        }
+        if (n == 0) {
+            break;
         }
         c->wpos += (size_t)n;
         c->written_total += (uint64_t)n;
@@ -493,9 +485,7 @@ static void conn_write(struct conn *c)
     conn_complete_written(c);
 }
 
-/* "<what> from <broker>[: <detail>]", and close. */
-static void
-conn_protocol_error(struct conn *c, const char *what, const char *detail)
+void conn_protocol_error(struct conn *c, const char *what, const char *detail)
 {
     char msg[512];
 
@@ -578,7 +568,11 @@ static void conn_process_frames(struct conn *c)
         p.p = h.p + h.len;
         p.len = fi.payload_len;
         pos += 4 + (size_t)fi.frame_len;
-        conn_dispatch(c, h, p);
+        if (c->state == CONN_AUTH) {
+            conn_auth_reply(c, h, p);
+        } else {
+            conn_dispatch(c, h, p);
+        }
     }
     if (c->state == CONN_CLOSED) {
         return;
@@ -605,61 +599,82 @@ static int conn_read_reserve(struct conn *c)
     return buf_reserve(&c->rbuf, want);
 }
 
-static void conn_read(struct conn *c)
+/* Read into p: returns how many bytes (0 when none are ready), or -1
+ * after closing the connection (the broker hung up, or an error). */
+static ssize_t conn_recv_bytes(struct conn *c, uint8_t *p, size_t cap)
 {
-    char msg[400];
+    char msg[500];
     ssize_t n;
-    int i;
 
-    for (i = 0; i < CONN_MAX_READS && c->state == CONN_UP; i++) {
-        if (conn_read_reserve(c) != 0) {
-            (void)snprintf(msg, sizeof(msg), "out of memory reading from %s",
-                           c->name);
-            conn_close(c, WEIR_ENOMEM, msg);
-            return;
-        }
+    for (;;) {
         if (c->ssl != NULL) {
-            size_t room = c->rbuf.cap - c->rbuf.len;
             struct conn_sigpipe sp;
             int saved;
             int r;
             conn_sigpipe_block(&sp);
             errno = 0;
-            r = SSL_read(c->ssl, c->rbuf.data + c->rbuf.len,
-                         room > INT32_MAX ? INT32_MAX : (int)room);
+            r = SSL_read(c->ssl, p, cap > INT32_MAX ? INT32_MAX : (int)cap);
             saved = errno;
             conn_sigpipe_restore(&sp);
             errno = saved;
             if (r <= 0) {
                 int e = SSL_get_error(c->ssl, r);
                 if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
-                    return;
+                    return 0;
                 }
                 if (e != SSL_ERROR_ZERO_RETURN &&
                     !(e == SSL_ERROR_SYSCALL && errno == 0)) {
                     conn_tls_fail(c, "TLS connection lost to");
-                    return;
+                    return -1;
                 }
                 r = 0; /* closed */
             }
             n = r;
         } else {
-            n = read(c->fd, c->rbuf.data + c->rbuf.len,
-                     c->rbuf.cap - c->rbuf.len);
+            n = read(c->fd, p, cap);
+        }
+        if (n > 0) {
+            return n;
         }
         if (n == 0) {
-            (void)snprintf(msg, sizeof(msg),
-                           "connection to %s closed by the broker", c->name);
+            (void)snprintf(
+                msg, sizeof(msg),
+                "connection to %s closed by the broker%s%.100s%s", c->name,
+                c->state == CONN_AUTH ? " while logging in as '" : "",
+                c->state == CONN_AUTH ? conn_sasl_user(c) : "",
+                c->state == CONN_AUTH ? "'" : "");
             conn_close(c, WEIR_ENETWORK, msg);
+            return -1;
+        }
+        if (errno == EINTR) {
+            continue;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            conn_close_errno(c, "connection lost to", errno);
+            return -1;
+        }
+        return 0;
+    }
+}
+
+static void conn_read(struct conn *c)
+{
+    char msg[400];
+    ssize_t n;
+    int i;
+
+    for (i = 0;
+         i < CONN_MAX_READS && (c->state == CONN_UP || c->state == CONN_AUTH);
+         i++) {
+        if (conn_read_reserve(c) != 0) {
+            (void)snprintf(msg, sizeof(msg), "out of memory reading from %s",
+                           c->name);
+            conn_close(c, WEIR_ENOMEM, msg);
             return;
         }
-        if (n < 0) {
-            if (errno == EINTR) {
-                continue;
-            }
-            if (errno != EAGAIN && errno != EWOULDBLOCK) {
-                conn_close_errno(c, "connection lost to", errno);
-            }
+        n = conn_recv_bytes(c, c->rbuf.data + c->rbuf.len,
+                            c->rbuf.cap - c->rbuf.len);
+        if (n <= 0) {
             return;
         }
         c->rbuf.len += (size_t)n;
@@ -685,8 +700,16 @@ static void conn_finish_connect(struct conn *c)
 static void conn_check_deadlines(struct conn *c, uint64_t now_ms)
 {
     struct conn_req *r;
-    char msg[400];
+    char msg[600];
 
+    if (c->state == CONN_AUTH && now_ms >= c->connect_deadline_ms) {
+        (void)snprintf(msg, sizeof(msg),
+                       "cannot log in to %s as '%.100s': no answer within "
+                       "%u ms",
+                       c->name, conn_sasl_user(c), c->opts.connect_timeout_ms);
+        conn_close(c, WEIR_ENETWORK, msg);
+        return;
+    }
     if ((c->state == CONN_CONNECTING || c->state == CONN_HANDSHAKE) &&
         now_ms >= c->connect_deadline_ms) {
         (void)snprintf(msg, sizeof(msg),
@@ -714,8 +737,12 @@ void conn_handle(struct conn *c, short revents, uint64_t now_ms)
                (revents & (POLLIN | POLLOUT | POLLERR | POLLHUP)) != 0) {
         conn_tls_handshake(c);
     }
-    if (c->state == CONN_UP && (revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
+    if ((c->state == CONN_UP || c->state == CONN_AUTH) &&
+        (revents & (POLLIN | POLLERR | POLLHUP)) != 0) {
         conn_read(c);
+    }
+    if (c->state == CONN_AUTH && conn_auth_is_writing(c)) {
+        conn_auth_write(c);
     }
     if (c->state == CONN_UP && c->wpos < c->wbuf.len) {
         conn_write(c);
@@ -736,7 +763,8 @@ uint64_t conn_next_deadline(const struct conn *c)
     if (c->state == CONN_CLOSED) {
         return d;
     }
-    if (c->state == CONN_CONNECTING || c->state == CONN_HANDSHAKE) {
+    if (c->state == CONN_CONNECTING || c->state == CONN_HANDSHAKE ||
+        c->state == CONN_AUTH) {
         d = c->connect_deadline_ms;
     }
     for (r = c->head; r != NULL; r = r->next) {
@@ -759,6 +787,8 @@ short conn_events(const struct conn *c)
         return POLLOUT;
     case CONN_HANDSHAKE:
         return c->hs_events;
+    case CONN_AUTH:
+        return (short)(POLLIN | (conn_auth_is_writing(c) ? POLLOUT : 0));
     case CONN_UP:
         return (short)(POLLIN | (c->wpos < c->wbuf.len ? POLLOUT : 0));
     default:

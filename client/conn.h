@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "proto/weir.pb-c.h"
 
-struct conn; /* opaque: conn.c */
+struct conn; /* opaque: layout in conn_int.h */
 struct ssl_ctx_st;
 
 struct conn_opts {
@@ -25,6 +25,14 @@ struct conn_opts {
     uint32_t connect_timeout_ms;
     uint32_t max_frame_bytes; /* reply frames beyond this close it */
     struct ssl_ctx_st *tls;   /* TLS (tls_client_ctx); NULL = plain */
+    /* SASL/SCRAM login right after TCP (and TLS) is up, before any
+     * request queued with conn_send is written: "SCRAM-SHA-256" or
+     * "SCRAM-SHA-512", NULL = no SASL. All three borrowed. A failed login
+     * closes the connection with WEIR_ESASL_AUTHENTICATION_FAILED (or
+     * WEIR_EUNSUPPORTED_SASL_MECHANISM); the connect timeout covers it. */
+    const char *sasl_mechanism;
+    const char *sasl_user;
+    const char *sasl_password;
 };
 
 /* What a request's callback receives. */
@@ -83,7 +91,8 @@ void conn_close(struct conn *c, int err, const char *msg);
 
 bool conn_is_closed(const struct conn *c);
 bool conn_is_up(const struct conn *c);
-/* The connect succeeded at some point (a refused connect never was up). */
+/* The connect (and login, with SASL) succeeded at some point (a refused
+ * connect or a failed login never was up). */
 bool conn_was_up(const struct conn *c);
 /* Requests sent or queued and not yet answered. */
 size_t conn_in_flight(const struct conn *c);

@@ -225,4 +225,73 @@ weir_admin_commit_group_offsets(struct weir_client *c,
                                 size_t n,
                                 struct err_detail *ed);
 
+/* ---- users and ACLs (admin_auth.c): sent to any broker, which passes
+ * them to the controller. Errors, besides those named: the request's
+ * (WEIR_ECLUSTER_AUTHORIZATION_FAILED, ...) or the item's, with the
+ * broker's message, and transport errors. ---- */
+
+/* Create a user or replace its credential for one mechanism. The SCRAM
+ * credential (random salt, iterations, StoredKey, ServerKey) is computed
+ * here; the password is never sent. mechanism NULL = "SCRAM-SHA-256";
+ * iterations 0 = 4096. Errors: WEIR_EINVALID_ARGUMENT (empty name,
+ * unknown mechanism, iterations out of range). */
+WEIR_MUST_CHECK int weir_admin_user_upsert(struct weir_client *c,
+                                           const char *name,
+                                           const char *mechanism,
+                                           uint32_t iterations,
+                                           const char *password,
+                                           struct err_detail *ed);
+/* Remove a user's credential for mechanism (NULL = "SCRAM-SHA-256"). */
+WEIR_MUST_CHECK int weir_admin_user_delete(struct weir_client *c,
+                                           const char *name,
+                                           const char *mechanism,
+                                           struct err_detail *ed);
+
+struct weir_user_info {
+    char *name;
+    char *mechanism;
+    uint32_t iterations;
+};
+
+struct weir_user_list {
+    size_t n;
+    struct weir_user_info *users; /* sorted by name, then mechanism */
+};
+
+WEIR_MUST_CHECK int weir_admin_user_list(struct weir_client *c,
+                                         struct weir_user_list **out,
+                                         struct err_detail *ed);
+void weir_user_list_free(struct weir_user_list *l);
+
+/* One ACL rule. The numbers are common/acl.h's enums (acl_*_parse and
+ * acl_*_name convert): resource 1 topic, 2 group, 3 cluster; pattern
+ * 1 literal, 2 prefixed; operation 1 read .. 8 all; permission 1 allow,
+ * 2 deny. */
+struct weir_acl {
+    char *principal; /* "User:alice", a certificate subject, or "*" */
+    int resource;
+    int pattern;
+    char *name; /* "" for the cluster */
+    int operation;
+    int permission;
+};
+
+struct weir_acl_list {
+    size_t n;
+    struct weir_acl *acls; /* as the broker listed them */
+};
+
+/* Add one rule, or remove the rules equal to it. */
+WEIR_MUST_CHECK int weir_admin_acl_create(struct weir_client *c,
+                                          const struct weir_acl *acl,
+                                          struct err_detail *ed);
+WEIR_MUST_CHECK int weir_admin_acl_delete(struct weir_client *c,
+                                          const struct weir_acl *acl,
+                                          struct err_detail *ed);
+/* Every rule. */
+WEIR_MUST_CHECK int weir_admin_acl_list(struct weir_client *c,
+                                        struct weir_acl_list **out,
+                                        struct err_detail *ed);
+void weir_acl_list_free(struct weir_acl_list *l);
+
 #endif /* CLIENT_WEIR_ADMIN_H */

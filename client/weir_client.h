@@ -41,14 +41,26 @@ struct weir_client_config {
     const char *tls_ca;
     const char *tls_cert;
     const char *tls_key;
+    /* SASL/SCRAM login on every connection, before any request:
+     * sasl_user set = log in as that user with sasl_password, using
+     * sasl_mechanism ("SCRAM-SHA-256", the default when NULL, or
+     * "SCRAM-SHA-512"). The password never crosses the wire (SCRAM
+     * proves it). All three are copied by weir_client_new. A failed
+     * login fails calls with WEIR_ESASL_AUTHENTICATION_FAILED (or
+     * WEIR_EUNSUPPORTED_SASL_MECHANISM), whose message names the user,
+     * the broker and its reason. */
+    const char *sasl_mechanism;
+    const char *sasl_user;
+    const char *sasl_password;
 };
 
-/* Defaults: WEIR_DEFAULT_BOOTSTRAP, "weir", 5 s, 30 s, 64 MiB, no TLS. */
+/* Defaults: WEIR_DEFAULT_BOOTSTRAP, "weir", 5 s, 30 s, 64 MiB, no TLS,
+ * no SASL. */
 void weir_client_config_init(struct weir_client_config *cfg);
 
 /* Parse the bootstrap list but connect to nothing yet (the first call that
- * needs a broker does). Errors: WEIR_EINVALID_ARGUMENT (bad list),
- * WEIR_ENOMEM. */
+ * needs a broker does). Errors: WEIR_EINVALID_ARGUMENT (bad list, unknown
+ * SASL mechanism, a SASL user without a password), WEIR_ENOMEM. */
 WEIR_MUST_CHECK int weir_client_new(const struct weir_client_config *cfg,
                                     struct weir_client **out,
                                     struct err_detail *ed);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include "client/cli/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,13 +61,17 @@ int cli_failf(const char *fmt, ...)
 }
 
 /* Connection settings: global options, then the command's, then WEIR_TLS,
- * WEIR_CA, WEIR_CERT, WEIR_KEY, WEIR_CLIENT_ID. */
+ * WEIR_CA, WEIR_CERT, WEIR_KEY, WEIR_CLIENT_ID, WEIR_USER, WEIR_PASSWORD,
+ * WEIR_SASL_MECHANISM. */
 static struct {
     bool tls;
     const char *ca;
     const char *cert;
     const char *key;
     const char *client_id;
+    const char *user;
+    const char *password_file;
+    const char *sasl_mechanism;
 } cli_tls;
 
 void cli_tls_from_args(const struct args *a)
@@ -83,6 +88,15 @@ void cli_tls_from_args(const struct args *a)
     }
     if (args_get(a, "client-id") != NULL) {
         cli_tls.client_id = args_get(a, "client-id");
+    }
+    if (args_get(a, "user") != NULL) {
+        cli_tls.user = args_get(a, "user");
+    }
+    if (args_get(a, "password-file") != NULL) {
+        cli_tls.password_file = args_get(a, "password-file");
+    }
+    if (args_get(a, "sasl-mechanism") != NULL) {
+        cli_tls.sasl_mechanism = args_get(a, "sasl-mechanism");
     }
 }
 
@@ -108,10 +122,71 @@ const char *cli_bootstrap(const struct args *a, const char *global_bs)
     return env != NULL && env[0] != '\0' ? env : WEIR_DEFAULT_BOOTSTRAP;
 }
 
+int cli_read_first_line(
+    const char *path, char *buf, size_t cap, char *err, size_t err_len)
+{
+    FILE *f = fopen(path, "r");
+    size_t len;
+    int e;
+
+    if (f == NULL) {
+        e = errno;
+        (void)snprintf(err, err_len, "cannot open %s: %s", path, strerror(e));
+        return -1;
+    }
+    if (fgets(buf, (int)cap, f) == NULL) {
+        buf[0] = '\0';
+    }
+    (void)fclose(f);
+    len = strcspn(buf, "\r\n");
+    if (buf[len] == '\0' && len + 1 == cap) {
+        explicit_bzero(buf, cap);
+        (void)snprintf(err, err_len, "%s: the first line is too long", path);
+        return -1;
+    }
+    buf[len] = '\0';
+    return 0;
+}
+
+/* SASL settings: --user/$WEIR_USER, the password from --password-file or
+ * $WEIR_PASSWORD, --sasl-mechanism/$WEIR_SASL_MECHANISM. */
+static int cli_sasl(struct weir_client_config *cfg, char *pw, size_t cap)
+{
+    char err[400];
+
+    cfg->sasl_user = cli_tls.user != NULL ? cli_tls.user : cli_env("WEIR_USER");
+    if (cfg->sasl_user == NULL) {
+        if (cli_tls.password_file != NULL) {
+            return cli_usage(NULL, "--password-file goes with --user");
+        }
+        return 0;
+    }
+    cfg->sasl_mechanism = cli_tls.sasl_mechanism != NULL
+                              ? cli_tls.sasl_mechanism
+                              : cli_env("WEIR_SASL_MECHANISM");
+    if (cli_tls.password_file != NULL) {
+        if (cli_read_first_line(cli_tls.password_file, pw, cap, err,
+                                sizeof(err)) != 0) {
+            return cli_failf("%s", err);
+        }
+        cfg->sasl_password = pw;
+    } else if (getenv("WEIR_PASSWORD") != NULL) {
+        cfg->sasl_password = getenv("WEIR_PASSWORD");
+    } else {
+        return cli_usage(NULL,
+                         "--user %s needs --password-file FILE or "
+                         "$WEIR_PASSWORD",
+                         cfg->sasl_user);
+    }
+    return 0;
+}
+
 int cli_client_open(const char *bootstrap, struct weir_client **out)
 {
     struct weir_client_config cfg;
     struct err_detail ed;
+    char pw[1024];
+    int rv;
 
     weir_client_config_init(&cfg);
     cfg.bootstrap = bootstrap;
@@ -127,11 +202,15 @@ int cli_client_open(const char *bootstrap, struct weir_client **out)
     if (!cfg.tls && (cfg.tls_ca != NULL || cfg.tls_cert != NULL)) {
         cfg.tls = true; /* a CA or a certificate means TLS */
     }
-    if (weir_client_new(&cfg, out, &ed) != 0) {
-        return ed.code == WEIR_EINVALID_ARGUMENT ? cli_usage(NULL, "%s", ed.msg)
-                                                 : cli_fail(&ed);
+    *out = NULL;
+    pw[0] = '\0';
+    rv = cli_sasl(&cfg, pw, sizeof(pw));
+    if (rv == 0 && weir_client_new(&cfg, out, &ed) != 0) {
+        rv = ed.code == WEIR_EINVALID_ARGUMENT ? cli_usage(NULL, "%s", ed.msg)
+                                               : cli_fail(&ed);
     }
-    return 0;
+    explicit_bzero(pw, sizeof(pw));
+    return rv;
 }
 
 int cli_parse(const char *cmd,

@@ -30,6 +30,13 @@
         {"cert", 0, ARGS_VALUE, "FILE",                                        \
          "TLS: client certificate for mutual TLS (else $WEIR_CERT)"},          \
         {"key", 0, ARGS_VALUE, "FILE", "TLS: key of --cert (else $WEIR_KEY)"}, \
+        {"user", 0, ARGS_VALUE, "NAME",                                        \
+         "log in with SASL/SCRAM as NAME (else $WEIR_USER)"},                  \
+        {"password-file", 0, ARGS_VALUE, "FILE",                               \
+         "--user's password: FILE's first line (else $WEIR_PASSWORD)"},        \
+        {"sasl-mechanism", 0, ARGS_VALUE, "M",                                 \
+         "SCRAM-SHA-256 (default) or SCRAM-SHA-512 (else "                     \
+         "$WEIR_SASL_MECHANISM)"},                                             \
         {"client-id", 0, ARGS_VALUE, "ID",                                     \
          "sent with every request; brokers apply quotas per id (else "         \
          "$WEIR_CLIENT_ID, else weir-cli)"},                                   \
@@ -50,12 +57,25 @@ int cli_failf(const char *fmt, ...) WEIR_PRINTF(1, 2);
 /* Bootstrap list: --bootstrap, $WEIR_BOOTSTRAP, default. global_bs is
  * the value given before the command, if any. */
 const char *cli_bootstrap(const struct args *a, const char *global_bs);
-/* Take --tls, --ca, --cert, --key from parsed options for the client
+/* Take --tls, --ca, --cert, --key, --user, --password-file,
+ * --sasl-mechanism and --client-id from parsed options for the client
  * cli_client_open makes (cli_bootstrap does this for a command's). */
 void cli_tls_from_args(const struct args *a);
 
-/* A client for the bootstrap list, or CLI_EXIT_* with the message out. */
+/* A client for the bootstrap list, or CLI_EXIT_* with the message out.
+ * With a user (--user, $WEIR_USER) it logs in with SASL/SCRAM: the
+ * password comes from --password-file or $WEIR_PASSWORD, never from the
+ * command line. */
 int cli_client_open(const char *bootstrap, struct weir_client **out);
+
+/* The first line of path (newline stripped) into buf. Returns 0, or -1
+ * with a message in err. */
+int cli_read_first_line(
+    const char *path, char *buf, size_t cap, char *err, size_t err_len);
+/* A new password from stdin: on a terminal, prompted for twice without
+ * echo (they must match); else stdin's first line. Returns 0 or CLI_EXIT_*
+ * with the message out. */
+int cli_read_new_password(char *buf, size_t cap);
 
 /* Parse a command's arguments; prints help (*done, CLI_EXIT_OK) or a usage
  * error (*done, CLI_EXIT_USAGE). */
@@ -92,6 +112,8 @@ int cmd_offsets(int argc, char **argv, const char *global_bs);
 int cmd_bench(int argc, char **argv, const char *global_bs);
 int cmd_cluster(int argc, char **argv, const char *global_bs);
 int cmd_group(int argc, char **argv, const char *global_bs);
+int cmd_user(int argc, char **argv, const char *global_bs);
+int cmd_acl(int argc, char **argv, const char *global_bs);
 
 /* weir group reset-offsets (cmd_group_reset.c): check the options (a
  * usage error, or 0), then run it. */

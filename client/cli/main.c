@@ -15,7 +15,9 @@ static void main_usage(FILE *f)
 {
     (void)fprintf(
         f, "Usage: weir [--bootstrap HOST:PORT[,...]] [--tls [--ca FILE]\n"
-           "            [--cert FILE --key FILE]] COMMAND [ARGS]\n"
+           "            [--cert FILE --key FILE]] [--user NAME\n"
+           "            --password-file FILE [--sasl-mechanism M]] COMMAND "
+           "[ARGS]\n"
            "\n"
            "Commands:\n"
            "  topic create NAME --partitions N   create a topic\n"
@@ -33,6 +35,9 @@ static void main_usage(FILE *f)
            "  group list|describe|delete|reset-offsets\n"
            "                                     consumer groups and their "
            "offsets\n"
+           "  user create|delete|list            SCRAM users (password on "
+           "stdin)\n"
+           "  acl add|remove|list                access control rules\n"
            "\n"
            "Global options:\n");
     args_print_options(f, main_specs,
@@ -91,6 +96,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "group") == 0) {
         return cmd_group(argc, argv, bs);
+    }
+    if (strcmp(cmd, "user") == 0) {
+        return cmd_user(argc, argv, bs);
+    }
+    if (strcmp(cmd, "acl") == 0) {
+        return cmd_acl(argc, argv, bs);
     }
     if (strcmp(cmd, "help") == 0) {
         main_usage(stdout);

@@ -292,6 +292,110 @@ static void test_bench_produce_and_consume(void **state)
     free(out);
 }
 
+static void test_user_and_acl_commands(void **state)
+{
+    char *out;
+
+    (void)state;
+    assert_int_equal(RUN0(cmd_user, "create"), CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_user, "create", "u", "--mechanism", "PLAIN"),
+                     CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_user, "create", "u", "--iterations", "10"),
+                     CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_user, "list", "--iterations", "5000"),
+                     CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_acl, "add", "--principal", "User:x"),
+                     CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_acl, "add", "--principal", "User:x", "--resource",
+                          "cluster", "--name", "n", "--operation", "alter"),
+                     CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_acl, "add", "--principal", "User:x", "--resource",
+                          "topic", "--operation", "fly"),
+                     CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_acl, "add", "--principal", "User:x", "--resource",
+                          "topic", "--operation", "read"),
+                     CLI_EXIT_USAGE); /* topic needs --name */
+
+    assert_int_equal(RUN(cmd_user, "pw1\n", &out, "create", "carol"), 0);
+    free(out);
+    assert_int_equal(RUN(cmd_user, "pw2\n", &out, "create", "carol",
+                         "--mechanism", "SCRAM-SHA-512", "--iterations",
+                         "5000"),
+                     0);
+    free(out);
+    assert_int_equal(RUN(cmd_user, NULL, &out, "list"), 0);
+    assert_non_null(strstr(out, "NAME"));
+    assert_non_null(
+        strstr(out, "carol                    SCRAM-SHA-256  4096"));
+    assert_non_null(
+        strstr(out, "carol                    SCRAM-SHA-512  5000"));
+    free(out);
+    assert_int_equal(
+        RUN0(cmd_user, "delete", "carol", "--mechanism", "SCRAM-SHA-512"), 0);
+    assert_int_equal(
+        RUN0(cmd_user, "delete", "carol", "--mechanism", "SCRAM-SHA-512"),
+        CLI_EXIT_FAIL);
+
+    assert_int_equal(RUN0(cmd_acl, "add", "--principal", "User:carol",
+                          "--resource", "topic", "--name", "orders-",
+                          "--pattern", "prefixed", "--operation", "write"),
+                     0);
+    assert_int_equal(RUN0(cmd_acl, "add", "--principal", "User:eve",
+                          "--resource", "cluster", "--operation", "alter",
+                          "--deny"),
+                     0);
+    assert_int_equal(
+        RUN(cmd_acl, NULL, &out, "list", "--principal", "User:carol"), 0);
+    assert_non_null(strstr(out, "PRINCIPAL"));
+    assert_non_null(strstr(out, "User:carol"));
+    assert_non_null(strstr(out, "prefixed"));
+    assert_non_null(strstr(out, "orders-"));
+    assert_non_null(strstr(out, "write"));
+    assert_null(strstr(out, "User:eve"));
+    free(out);
+    assert_int_equal(RUN(cmd_acl, NULL, &out, "list", "--resource", "cluster"),
+                     0);
+    assert_non_null(strstr(out, "User:eve"));
+    assert_non_null(strstr(out, "deny"));
+    free(out);
+    assert_int_equal(RUN0(cmd_acl, "remove", "--principal", "User:eve",
+                          "--resource", "cluster", "--operation", "alter",
+                          "--deny"),
+                     0);
+    assert_int_equal(RUN0(cmd_acl, "remove", "--principal", "User:eve",
+                          "--resource", "cluster", "--operation", "alter",
+                          "--deny"),
+                     CLI_EXIT_FAIL);
+}
+
+/* Last: --user sticks for the rest of the process, like --tls. */
+static void test_login_with_user_option(void **state)
+{
+    char pw_path[] = "/tmp/weir-cli-test-pw-XXXXXX";
+    int fd = mkstemp(pw_path);
+    char *out;
+
+    (void)state;
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "hunter2\n", 8), 8);
+    (void)close(fd);
+    assert_int_equal(RUN(cmd_user, "hunter2\n", &out, "create", "dave"), 0);
+    free(out);
+    /* no password given */
+    assert_int_equal(RUN0(cmd_topic, "list", "--user", "dave"), CLI_EXIT_USAGE);
+    assert_int_equal(RUN0(cmd_topic, "list", "--password-file", pw_path,
+                          "--sasl-mechanism", "SCRAM-SHA-512"),
+                     CLI_EXIT_FAIL); /* dave has no SHA-512 credential */
+    assert_int_equal(
+        RUN0(cmd_topic, "list", "--sasl-mechanism", "SCRAM-SHA-256"), 0);
+    fd = open(pw_path, O_WRONLY | O_TRUNC);
+    assert_int_equal(write(fd, "wrong\n", 6), 6);
+    (void)close(fd);
+    assert_int_equal(RUN0(cmd_topic, "list", "--password-file", pw_path),
+                     CLI_EXIT_FAIL);
+    (void)unlink(pw_path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +406,8 @@ int main(void)
         cmocka_unit_test(test_produce_last_line_without_newline),
         cmocka_unit_test(test_produce_to_missing_topic_fails),
         cmocka_unit_test(test_bench_produce_and_consume),
+        cmocka_unit_test(test_user_and_acl_commands),
+        cmocka_unit_test(test_login_with_user_option),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/frame.h"
 #include "common/rpc.h"
+#include "test_client_auth_fake.h"
 #include "test_client_cgrp_fake.h"
 
 #define FB_MAX_TOPICS 64
@@ -81,6 +82,7 @@ struct fake_broker {
     int64_t next_producer_id;
     uint64_t id_requests;
     struct fbg *groups; /* the group coordinator */
+    struct fba *auth;   /* SASL login, users, ACLs */
 };
 
 static uint64_t fb_now_ms(void)
@@ -706,6 +708,15 @@ fb_group_send(void *ctx, int ci, const Weir__Response *r, bool parked)
     }
 }
 
+static void fb_auth_send(void *ctx, int ci, const Weir__Response *r)
+{
+    struct fake_broker *fb = ctx;
+
+    if (fb->conns[ci].fd >= 0) {
+        fb_send(fb->conns[ci].fd, r, NULL, 0);
+    }
+}
+
 /* Handle one request; a fetch with nothing to return is parked. Returns
  * false when the connection was closed. */
 static bool fb_dispatch(struct fake_broker *fb,
@@ -713,6 +724,17 @@ static bool fb_dispatch(struct fake_broker *fb,
                         Weir__Request *q,
                         const uint8_t *payload)
 {
+    switch (fba_handle(fb->auth, (int)(c - fb->conns), q, fb_auth_send, fb)) {
+    case FBA_DONE:
+        rpc_request_free(q);
+        return true;
+    case FBA_CLOSE:
+        rpc_request_free(q);
+        fb_close(c);
+        return false;
+    default:
+        break;
+    }
     switch (q->body_case) {
     case WEIR__REQUEST__BODY_METADATA:
         fb_metadata(fb, c->fd, q);
@@ -823,6 +845,7 @@ static void fb_accept(struct fake_broker *fb)
     for (i = 0; i < FB_MAX_CONNS; i++) {
         if (fb->conns[i].fd < 0) {
             fbg_conn_closed(fb->groups, (int)i); /* a new conn: none parked */
+            fba_conn_closed(fb->auth, (int)i);
             fb->conns[i].fd = fd;
             buf_init(&fb->conns[i].in);
             return;
@@ -949,6 +972,7 @@ int fake_broker_start(uint16_t port, struct fake_broker **out)
     }
     fb->port = ntohs(sa.sin_port);
     fb->groups = fbg_new("127.0.0.1", fb->port);
+    fb->auth = fba_new();
     pthread_mutex_init(&fb->mu, NULL);
     if (pthread_create(&fb->thread, NULL, fb_main, fb) != 0) {
         return -1;
@@ -983,6 +1007,7 @@ void fake_broker_stop(struct fake_broker *fb)
         fb_topic_free(&fb->topics[i]);
     }
     fbg_free(fb->groups);
+    fba_free(fb->auth);
     (void)close(fb->lfd);
     (void)close(fb->wake[0]);
     (void)close(fb->wake[1]);
@@ -1000,6 +1025,46 @@ int fake_broker_create_topic(struct fake_broker *fb,
     rv = fb_create_locked(fb, name, partitions);
     pthread_mutex_unlock(&fb->mu);
     return rv == 0 ? 0 : -1;
+}
+
+void fake_broker_require_sasl(struct fake_broker *fb, bool on)
+{
+    pthread_mutex_lock(&fb->mu);
+    fba_require(fb->auth, on);
+    pthread_mutex_unlock(&fb->mu);
+}
+
+int fake_broker_add_user(struct fake_broker *fb,
+                         const char *mechanism,
+                         const char *user,
+                         const char *password)
+{
+    int rv;
+
+    pthread_mutex_lock(&fb->mu);
+    rv = fba_add_user(fb->auth, mechanism, user, password);
+    pthread_mutex_unlock(&fb->mu);
+    return rv;
+}
+
+uint64_t fake_broker_logins(struct fake_broker *fb)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&fb->mu);
+    n = fba_logins(fb->auth);
+    pthread_mutex_unlock(&fb->mu);
+    return n;
+}
+
+size_t fake_broker_acl_count(struct fake_broker *fb)
+{
+    size_t n;
+
+    pthread_mutex_lock(&fb->mu);
+    n = fba_acl_count(fb->auth);
+    pthread_mutex_unlock(&fb->mu);
+    return n;
 }
 
 void fake_broker_fail_produce(struct fake_broker *fb, int code, int count)

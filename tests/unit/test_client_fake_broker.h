@@ -11,6 +11,7 @@
 #ifndef TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
 #define TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,5 +63,17 @@ int64_t fake_broker_committed(struct fake_broker *fb,
                               const char *topic,
                               int32_t partition);
 int32_t fake_broker_group_generation(struct fake_broker *fb, const char *group);
+
+/* SASL/SCRAM (test_client_auth_fake.h): require a login on new
+ * connections; add a user's credential (0 or -1); logins that succeeded;
+ * ACL rules held (AlterUsers, DescribeUsers and the ACL calls are served
+ * from the same store). */
+void fake_broker_require_sasl(struct fake_broker *fb, bool on);
+int fake_broker_add_user(struct fake_broker *fb,
+                         const char *mechanism,
+                         const char *user,
+                         const char *password);
+uint64_t fake_broker_logins(struct fake_broker *fb);
+size_t fake_broker_acl_count(struct fake_broker *fb);
 
 #endif /* TESTS_UNIT_TEST_CLIENT_FAKE_BROKER_H */
