@@ -1,5 +1,6 @@
 # Security tests with real processes on loopback: TLS (test_tls.py),
 # malformed requests over the wire (test_malformed.py), byte-rate
-# quotas (test_quota.py) and replication while clients sit at the connection
-# and output limits (test_limits.py). Label: security.
-weir_py_tests(security tls malformed quota limits)
+# quotas (test_quota.py), replication while clients sit at the connection
+# and output limits (test_limits.py), SASL/SCRAM logins and `weir user`
+# (test_scram.py) and the ACL call matrix (test_acl.py). Label: security.
+weir_py_tests(security tls malformed quota limits scram acl)
