@@ -17,7 +17,12 @@ foreach(env compose process)
   add_test(NAME chaos_${env}_tls
     COMMAND ${Python3_EXECUTABLE} -u ${WEIR_CHAOS_DIR}/chaos.py --env ${env}
             --tls --json ${CMAKE_BINARY_DIR}/chaos-${env}-tls.json)
-  set_tests_properties(chaos_${env} chaos_${env}_tls PROPERTIES
+  # and with TLS, SCRAM logins (brokers included) and ACLs
+  add_test(NAME chaos_${env}_scram
+    COMMAND ${Python3_EXECUTABLE} -u ${WEIR_CHAOS_DIR}/chaos.py --env ${env}
+            --scram --json ${CMAKE_BINARY_DIR}/chaos-${env}-scram.json)
+  set_tests_properties(chaos_${env} chaos_${env}_tls chaos_${env}_scram
+    PROPERTIES
     LABELS chaos TIMEOUT 1800 RUN_SERIAL TRUE
     ENVIRONMENT "WEIR_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endforeach()

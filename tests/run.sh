@@ -25,7 +25,7 @@ if command -v docker >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&
     chaos_env=compose
 fi
 echo "== failover harness ($chaos_env)"
-(cd build && ctest --output-on-failure --timeout 1800 -R "^chaos_${chaos_env}(_tls)?\$")
+(cd build && ctest --output-on-failure --timeout 1800 -R "^chaos_${chaos_env}(_tls|_scram)?\$")
 
 if [ "${WEIR_TEST_QUICK:-0}" != 1 ]; then
     # Every decoder's libFuzzer target under ASan + UBSan for a bounded

@@ -352,6 +352,10 @@ def main():
     ap.add_argument("--tls", action="store_true",
                     default=os.environ.get("WEIR_CHAOS_TLS") == "1",
                     help="mutual TLS on every listener and link")
+    ap.add_argument("--scram", action="store_true",
+                    default=os.environ.get("WEIR_CHAOS_SCRAM") == "1",
+                    help="TLS with SCRAM logins and ACLs on every "
+                    "listener and link")
     a = ap.parse_args()
     chosen = [s for s in a.scenarios.split(",") if s]
     for s in chosen:
@@ -361,7 +365,8 @@ def main():
     if a.env == "compose" and why:
         log(f"SKIP: compose scenarios need a Docker engine: {why}")
         return 0
-    env = envs.ComposeEnv(a.tls) if not why else envs.ProcessEnv(a.tls)
+    env = envs.ComposeEnv(a.tls, a.scram) if not why else \
+        envs.ProcessEnv(a.tls, a.scram)
     log(f"environment: {env.describe()}"
         + (f" (no compose: {why})" if why and a.env == "auto" else ""))
     run = Run(env)
@@ -398,7 +403,8 @@ def main():
         env.down()
     bad, summary = history.check(run.producers, run.consumers, drain, PARTS)
     res = {
-        "env": env.name, "tls": a.tls, "describe": env.describe(),
+        "env": env.name, "tls": env.tls, "scram": a.scram,
+        "describe": env.describe(),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "commit": git_commit(), "duration_s": round(time.time() - t_start),
         "writes": {k: summary[k] for k in (
@@ -412,7 +418,8 @@ def main():
     res["daemon_problems"] = list(env.problems)
     res["pass"] = (bad.total() == 0 and not missing and n > 0
                    and not env.problems)
-    print(table(env.name + (", mutual TLS" if a.tls else ""), res),
+    print(table(env.name + (", TLS + SCRAM" if a.scram else
+                            ", mutual TLS" if a.tls else ""), res),
           flush=True)
     for ex in summary["examples"]:
         log(f"violation: {ex}")

@@ -61,10 +61,29 @@ class Env:
                           WEIR_KEY=os.path.join(self.tls_dir, "client.key"))
 
     def drop_certs(self):
-        for k in ("WEIR_CA", "WEIR_CERT", "WEIR_KEY"):
+        for k in ("WEIR_CA", "WEIR_CERT", "WEIR_KEY", "WEIR_USER",
+                  "WEIR_PASSWORD", "WEIR_SASL_PASSWORD"):
             os.environ.pop(k, None)
         if self.tls_dir:
             shutil.rmtree(self.tls_dir, ignore_errors=True)
+        if self.scram_dir:
+            shutil.rmtree(self.scram_dir, ignore_errors=True)
+
+    scram = False      # SASL/SCRAM logins and ACLs (with TLS, no client
+    scram_dir = None   # certificates), users from deploy/scram
+
+    def make_users(self):
+        """Users admin and broker with random passwords
+        (deploy/scram/make-users.sh); every weir CLI started from now on
+        logs in as admin."""
+        self.scram_dir = tempfile.mkdtemp(prefix="weir-chaos-users-")
+        run(os.path.join(ROOT, "deploy", "scram", "make-users.sh"),
+            self.scram_dir)
+        with open(os.path.join(self.scram_dir, "admin.env")) as f:
+            env = dict(ln.strip().split("=", 1) for ln in f if "=" in ln)
+        os.environ.update(env)
+        os.environ.pop("WEIR_CERT", None)  # no client certificates
+        os.environ.pop("WEIR_KEY", None)
 
     def tls_args(self, name):
         if not self.tls_dir:
@@ -72,7 +91,25 @@ class Env:
         d = self.tls_dir
         return ["--tls", "--tls-cert", os.path.join(d, f"{name}.pem"),
                 "--tls-key", os.path.join(d, f"{name}.key"), "--tls-ca",
-                os.path.join(d, "ca.pem"), "--tls-client-auth", "required"]
+                os.path.join(d, "ca.pem"), "--tls-client-auth",
+                "none" if self.scram else "required"]
+
+    def scram_args(self, broker):
+        """SASL options of a process (brokers log in as `broker`)."""
+        if not self.scram:
+            return []
+        a = ["--sasl-mechanisms", "SCRAM-SHA-256,SCRAM-SHA-512",
+             "--authorizer", "true", "--super-users",
+             "User:admin;User:broker"]
+        if broker:
+            return a + ["--sasl-username", "broker"]
+        return a + ["--bootstrap-users-file",
+                    os.path.join(self.scram_dir, "users")]
+
+    def variant(self):
+        if self.scram:
+            return "TLS + SCRAM logins and ACLs everywhere"
+        return "mutual TLS everywhere" if self.tls else ""
 
     def cli(self):
         return [CLI_BIN, "--bootstrap", self.bootstrap()]
@@ -93,8 +130,9 @@ class Env:
 class ProcessEnv(Env):
     name = "process"
 
-    def __init__(self, tls=False):
-        self.tls = tls
+    def __init__(self, tls=False, scram=False):
+        self.tls = tls or scram
+        self.scram = scram
         self.tmp = tempfile.mkdtemp(prefix="weir-chaos-")
         self.netns = os.geteuid() == 0 and shutil.which("ip") is not None \
             and os.environ.get("WEIR_CHAOS_NETNS", "1") == "1"
@@ -162,7 +200,7 @@ class ProcessEnv(Env):
     def describe(self):
         return ("local processes, " + ("a network namespace per broker"
                                        if self.netns else "loopback")
-                + (", mutual TLS everywhere" if self.tls else ""))
+                + (", " + self.variant() if self.tls else ""))
 
     def _spawn(self, key, cmd, ns=None):
         logf = open(os.path.join(self.tmp, f"{key}.log"), "ab")
@@ -188,7 +226,7 @@ class ProcessEnv(Env):
             CONTROLLER_BIN, "--listen", self.ctl_addr, "--data-dir",
             os.path.join(self.tmp, "controller"),
             "--session-timeout-ms", str(self.session_ms)]
-            + self.tls_args("controller"))
+            + self.tls_args("controller") + self.scram_args(False))
 
     def start(self, i):
         ns = f"{self.tag}n{i}" if self.netns else None
@@ -197,7 +235,7 @@ class ProcessEnv(Env):
             "--controller", self.ctl_addr, "--data-dir",
             os.path.join(self.tmp, f"broker{i}"),
             "--replica-lag-time-max-ms", "2000"]
-            + self.tls_args(f"broker{i}"), ns=ns)
+            + self.tls_args(f"broker{i}") + self.scram_args(True), ns=ns)
 
     def up(self):
         if self.tls:
@@ -207,6 +245,13 @@ class ProcessEnv(Env):
                             + [f"broker{i}={san(a)}"
                                for i, a in self.addrs.items()]
                             + ["client="])
+        if self.scram:
+            self.make_users()
+            with open(os.path.join(self.scram_dir, "broker.env")) as f:
+                for ln in f:
+                    if ln.startswith("WEIR_SASL_PASSWORD="):
+                        os.environ["WEIR_SASL_PASSWORD"] = \
+                            ln.strip().split("=", 1)[1]
         self.start_controller()
         for i in IDS:
             self.start(i)
@@ -296,8 +341,9 @@ class ComposeEnv(Env):
     name = "compose"
     compose_file = os.path.join(ROOT, "deploy", "docker-compose.yml")
 
-    def __init__(self, tls=False):
-        self.tls = tls
+    def __init__(self, tls=False, scram=False):
+        self.tls = tls or scram
+        self.scram = scram
         self.project = f"weirchaos{os.getpid()}"
         self.image = f"weir-chaos:{os.getpid()}"
         self.addrs = {i: f"127.0.0.1:{9091 + i}" for i in IDS}
@@ -321,8 +367,9 @@ class ComposeEnv(Env):
 
     def describe(self):
         return ("docker-compose (deploy/docker-compose.yml" +
-                (" + docker-compose.tls.yml: mutual TLS everywhere)"
-                 if self.tls else ")"))
+                (" + docker-compose.tls.yml" if self.tls else "") +
+                (" + docker-compose.scram.yml" if self.scram else "") +
+                (": " + self.variant() + ")" if self.tls else ")"))
 
     def bootstrap(self, but=()):
         return ",".join(a for i, a in self.addrs.items() if i not in but)
@@ -336,6 +383,9 @@ class ComposeEnv(Env):
         if self.tls:
             files += ["-f", self.compose_file.replace(".yml", ".tls.yml")]
             env["WEIR_TLS_DIR"] = self.tls_dir
+        if self.scram:
+            files += ["-f", self.compose_file.replace(".yml", ".scram.yml")]
+            env["WEIR_SCRAM_DIR"] = self.scram_dir
         return run("docker-compose", "-p", self.project, *files, *args,
                    timeout=timeout, check=check, env=env)
 
@@ -349,6 +399,8 @@ class ComposeEnv(Env):
             timeout=600)
         if self.tls:
             self.make_certs()
+        if self.scram:
+            self.make_users()
         self.compose("up", "-d")
 
     def docker(self, *args, check=True):
