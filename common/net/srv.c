@@ -36,7 +36,8 @@ struct srv_conn {
     struct bufferevent *bev;
     char peer[64];
     char ip[48];
-    char principal[256]; /* TLS client certificate subject, once known */
+    char principal[512]; /* SASL principal, or the TLS client certificate
+                            subject, once known */
     bool principal_known;
     bool authenticated;   /* by srv_req_authenticate */
     void *auth;           /* the handler's authentication state */
