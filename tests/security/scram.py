@@ -6,11 +6,13 @@ import base64
 import hashlib
 import hmac
 import os
+import shutil
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from weirtest import pb_int, pb_msg, pb_parse, read_frame, request  # noqa
+from weirtest import (log, pb_int, pb_msg, pb_parse, read_frame,  # noqa
+                      request, run_main)
 
 SASL_HANDSHAKE, SASL_AUTHENTICATE = 40, 41
 HASHES = {"SCRAM-SHA-256": hashlib.sha256, "SCRAM-SHA-512": hashlib.sha512}
@@ -102,6 +104,26 @@ def login(sock, mech, user, password):
         return (r[0] if r else -1), ""
     assert s.verify(r[1]), "server signature does not verify"
     return 0, r[2]
+
+
+def run_cluster_tests(start, tests, state, tmp):
+    """start() the cluster (filling state["brokers"] and state["ctl"]), run
+    the tests, then stop every daemon cleanly (stop_all) and remove tmp
+    (unless WEIR_KEEP_TMP=1); an unclean stop fails the run."""
+    try:
+        start()
+        run_main(tests)
+    finally:
+        daemons = list(state.get("brokers", {}).values())
+        daemons += [state["ctl"]] if "ctl" in state else []
+        problems = stop_all(daemons)
+        for d in daemons:
+            d.cleanup()
+        if os.environ.get("WEIR_KEEP_TMP") != "1":
+            shutil.rmtree(tmp, ignore_errors=True)
+        if problems:
+            log("daemons did not stop cleanly: " + "; ".join(problems))
+            sys.exit(1)
 
 
 def stop_all(daemons):

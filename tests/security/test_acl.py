@@ -23,7 +23,7 @@ sys.path.insert(0, HERE)
 import scram  # noqa: E402
 from weirtest import (CLI_BIN, Controller, cluster_broker, connect,  # noqa
                       log, pb_int, pb_msg, pb_parse, read_frame,
-                      record_batch, request, run_main, wait_until,
+                      record_batch, request, wait_until,
                       METADATA, CREATE_TOPICS, DELETE_TOPICS, PRODUCE, FETCH,
                       LIST_OFFSETS)
 
@@ -357,23 +357,9 @@ def test_cli_acl_and_consumer_group():
 
 
 def main():
-    try:
-        start()
-        run_main([test_produce_matrix, test_consume_and_describe_matrix,
-                  test_group_matrix, test_admin_matrix,
-                  test_forged_follower_fetch,
-                  test_cli_acl_and_consumer_group])
-    finally:
-        daemons = list(ST.get("brokers", {}).values())
-        daemons += [ST["ctl"]] if "ctl" in ST else []
-        problems = scram.stop_all(daemons)
-        for d in daemons:
-            d.cleanup()
-        if os.environ.get("WEIR_KEEP_TMP") != "1":
-            subprocess.run(["rm", "-rf", TMP])
-        if problems:
-            log("daemons did not stop cleanly: " + "; ".join(problems))
-            sys.exit(1)
+    scram.run_cluster_tests(start, [test_produce_matrix, test_consume_and_describe_matrix,
+         test_group_matrix, test_admin_matrix, test_forged_follower_fetch,
+         test_cli_acl_and_consumer_group], ST, TMP)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ sys.path.insert(0, HERE)
 import scram  # noqa: E402
 from weirtest import (CLI_BIN, Controller, cluster_broker, connect,  # noqa
                       closed_by_peer, log, pb_int, pb_msg, pb_parse, read_frame,
-                      request, run_main, wait_until, METADATA)
+                      request, wait_until, METADATA)
 
 ERR = {"SASL_AUTHENTICATION_FAILED": 50, "UNSUPPORTED_SASL_MECHANISM": 51,
        "ILLEGAL_SASL_STATE": 52, "FRAME_TOO_LARGE": 6}
@@ -258,25 +258,11 @@ def test_broker_with_wrong_password_stays_out():
 
 
 def main():
-    try:
-        start()
-        run_main([test_bootstrap_users_and_broker_logins,
-                  test_right_password_both_mechanisms,
-                  test_wrong_password_and_unknown_user,
-                  test_replayed_final_message, test_unknown_mechanism,
-                  test_calls_before_login_refused, test_user_admin_with_cli,
-                  test_broker_with_wrong_password_stays_out])
-    finally:
-        daemons = list(STATE.get("brokers", {}).values())
-        daemons += [STATE["ctl"]] if "ctl" in STATE else []
-        problems = scram.stop_all(daemons)
-        for d in daemons:
-            d.cleanup()
-        if os.environ.get("WEIR_KEEP_TMP") != "1":
-            subprocess.run(["rm", "-rf", TMP])
-        if problems:
-            log("daemons did not stop cleanly: " + "; ".join(problems))
-            sys.exit(1)
+    scram.run_cluster_tests(start, [test_bootstrap_users_and_broker_logins,
+         test_right_password_both_mechanisms,
+         test_wrong_password_and_unknown_user, test_replayed_final_message,
+         test_unknown_mechanism, test_calls_before_login_refused,
+         test_user_admin_with_cli, test_broker_with_wrong_password_stays_out], STATE, TMP)
 
 
 if __name__ == "__main__":
