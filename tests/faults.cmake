@@ -1,0 +1,14 @@
+# Fault tests: one per safety guarantee of docs/reliability.md, each a real
+# controller and brokers on loopback under a fault (kill -9, SIGSTOP, a
+# wiped or full disk, injected I/O errors, flipped bytes), checking that no
+# acknowledged record is lost and no replica is wedged. Label: faults.
+# Every tests/faults/test_*.py is one ctest test, faults_NAME.
+file(GLOB weir_fault_tests RELATIVE ${CMAKE_CURRENT_SOURCE_DIR}/faults
+  ${CMAKE_CURRENT_SOURCE_DIR}/faults/test_*.py)
+set(weir_fault_names)
+foreach(f ${weir_fault_tests})
+  string(REGEX REPLACE "^test_(.*)\\.py$" "\\1" n ${f})
+  list(APPEND weir_fault_names ${n})
+endforeach()
+list(SORT weir_fault_names)
+weir_py_tests(faults ${weir_fault_names})
