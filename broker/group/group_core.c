@@ -278,12 +278,16 @@ static void group_prepare_rebalance(struct group_core *g,
     if (g->state == GROUP_PREPARING_REBALANCE) {
         return;
     }
-    if (g->state == GROUP_COMPLETING_REBALANCE) {
+    /* Joins held for their record stay parked: they count for this round,
+     * whose generation will be newer than the one they waited for. */
+    if (g->state == GROUP_COMPLETING_REBALANCE && !group_joins_held(g)) {
         for (i = 0; i < g->n_members; i++) {
             group_answer_parked(g->members[i], WEIR_EREBALANCE_IN_PROGRESS,
                                 out);
         }
     }
+    g->hold_seq = 0;
+    g->assigned = false;
     g->rebalance_not_before_ms = now_ms;
     if (g->state == GROUP_EMPTY) {
         g->rebalance_not_before_ms += g->cfg.initial_rebalance_delay_ms;
@@ -292,7 +296,7 @@ static void group_prepare_rebalance(struct group_core *g,
     g->state = GROUP_PREPARING_REBALANCE;
 }
 
-static uint64_t group_rebalance_deadline(const struct group_core *g)
+static uint32_t group_max_rebalance_ms(const struct group_core *g)
 {
     uint32_t max_ms = 0;
     uint32_t i;
@@ -302,7 +306,24 @@ static uint64_t group_rebalance_deadline(const struct group_core *g)
             max_ms = g->members[i]->rebalance_timeout_ms;
         }
     }
-    return g->rebalance_start_ms + max_ms;
+    return max_ms;
+}
+
+static uint64_t group_rebalance_deadline(const struct group_core *g)
+{
+    return g->rebalance_start_ms + group_max_rebalance_ms(g);
+}
+
+/* Ask for a group record; parked answers may wait for it (hold). */
+static void group_persist(struct group_core *g,
+                          bool hold,
+                          uint64_t now_ms,
+                          struct group_actions *out)
+{
+    out->persist = true;
+    out->persist_seq = ++g->persist_seq;
+    g->hold_seq = hold ? g->persist_seq : 0;
+    g->hold_deadline_ms = now_ms + group_max_rebalance_ms(g);
 }
 
 static bool group_all_joined(const struct group_core *g)
@@ -389,18 +410,21 @@ static void group_complete_rebalance(struct group_core *g,
         g->members[i]->assignment_generation = -1;
     }
     g->generation_id++;
-    out->persist = true;
+    g->assigned = false;
     group_protos_unref(g, g->protocol_blob);
     g->protocol_blob = NULL;
     if (g->n_members == 0) {
         g->state = GROUP_EMPTY;
+        group_persist(g, false, now_ms, out);
         return;
     }
     g->protocol_idx = group_choose_protocol(g);
     g->protocol_blob = g->leader->protos;
     g->protocol_blob->refs++;
     g->state = GROUP_COMPLETING_REBALANCE;
-    group_answer_joins(g, now_ms, out);
+    /* The joins are answered (the generation handed out) once the record
+     * holding it is committed: see group_on_persisted. */
+    group_persist(g, true, now_ms, out);
 }
 
 static void group_try_complete(struct group_core *g,
@@ -423,12 +447,34 @@ static bool group_expired(const struct group_member *m, uint64_t now_ms)
            now_ms >= m->last_heard_ms + m->session_timeout_ms;
 }
 
+/* What waits for a record that failed, or was not committed in time, is
+ * answered with the error, and the group rebalances: its members join
+ * again and the next generation gets a record of its own. */
+static void group_hold_fail(struct group_core *g,
+                            int error,
+                            uint64_t now_ms,
+                            struct group_actions *out)
+{
+    uint32_t i;
+
+    g->hold_seq = 0;
+    for (i = 0; i < g->n_members; i++) {
+        group_answer_parked(g->members[i], error, out);
+        g->members[i]->last_heard_ms = now_ms;
+    }
+    group_prepare_rebalance(g, now_ms, out);
+}
+
 static void group_run_timers(struct group_core *g,
                              uint64_t now_ms,
                              struct group_actions *out)
 {
     uint32_t i = 0;
     bool removed = false;
+
+    if (g->hold_seq != 0 && now_ms >= g->hold_deadline_ms) {
+        group_hold_fail(g, WEIR_ECOORDINATOR_NOT_AVAILABLE, now_ms, out);
+    }
 
     while (i < g->n_members) {
         if (group_expired(g->members[i], now_ms)) {
@@ -469,6 +515,9 @@ static uint64_t group_next_tick(const struct group_core *g)
         if (t < next) {
             next = t;
         }
+    }
+    if (g->hold_seq != 0 && g->hold_deadline_ms < next) {
+        next = g->hold_deadline_ms;
     }
     return next;
 }
@@ -644,13 +693,11 @@ static void group_assign(struct group_core *g,
     for (i = 0; i < g->n_members; i++) {
         m = g->members[i];
         m->assignment_generation = g->generation_id;
-        if (m->sync_pending) {
-            m->sync_pending = false;
-            group_answer_sync(m, m->sync_request_id, out);
-        }
     }
-    g->state = GROUP_STABLE;
-    out->persist = true;
+    g->assigned = true;
+    /* the syncs are answered, and the group STABLE, once the record with
+     * the assignment is committed: see group_on_persisted */
+    group_persist(g, true, g->now_ms, out);
 }
 
 static void group_on_sync(struct group_core *g,
@@ -663,7 +710,7 @@ static void group_on_sync(struct group_core *g,
     if (m == NULL) {
         return;
     }
-    if (g->state == GROUP_PREPARING_REBALANCE) {
+    if (g->state == GROUP_PREPARING_REBALANCE || group_joins_held(g)) {
         out->result = WEIR_EREBALANCE_IN_PROGRESS;
         return;
     }
@@ -679,8 +726,42 @@ static void group_on_sync(struct group_core *g,
     }
     m->sync_pending = true;
     m->sync_request_id = ev->request_id;
-    if (m == g->leader) {
+    if (m == g->leader && !g->assigned) {
         group_assign(g, ev, d, out);
+    }
+}
+
+/* The record a hold waits for is committed (or failed). A report for an
+ * older record, or with nothing held, changes nothing: records of one
+ * group are committed in the order they were asked for. */
+static void group_on_persisted(struct group_core *g,
+                               const struct group_event *ev,
+                               struct group_actions *out)
+{
+    uint32_t i;
+
+    if (g->hold_seq == 0 || ev->u.persisted.seq < g->hold_seq) {
+        return;
+    }
+    assert(g->state == GROUP_COMPLETING_REBALANCE);
+    if (ev->u.persisted.error != 0) {
+        group_hold_fail(g, ev->u.persisted.error, g->now_ms, out);
+        return;
+    }
+    g->hold_seq = 0;
+    if (!g->assigned) {
+        group_answer_joins(g, g->now_ms, out);
+        return;
+    }
+    g->state = GROUP_STABLE;
+    g->assigned = false;
+    for (i = 0; i < g->n_members; i++) {
+        struct group_member *m = g->members[i];
+
+        if (m->sync_pending) {
+            m->sync_pending = false;
+            group_answer_sync(m, m->sync_request_id, out);
+        }
     }
 }
 
@@ -688,8 +769,20 @@ static void group_on_heartbeat(struct group_core *g,
                                const struct group_event *ev,
                                struct group_actions *out)
 {
-    struct group_member *m = group_member_check(g, ev, out);
+    struct group_member *m;
+    int i;
 
+    if (group_joins_held(g)) {
+        /* the new generation is not handed out yet: rejoin is the news */
+        i = group_find(g, group_nz(ev->member_id));
+        out->result =
+            i < 0 ? WEIR_EUNKNOWN_MEMBER_ID : WEIR_EREBALANCE_IN_PROGRESS;
+        if (i >= 0) {
+            g->members[i]->last_heard_ms = g->now_ms;
+        }
+        return;
+    }
+    m = group_member_check(g, ev, out);
     if (m == NULL) {
         return;
     }
@@ -759,6 +852,9 @@ static void group_dispatch(struct group_core *g,
     case GROUP_EV_COMMIT:
         group_on_commit(g, ev, out);
         break;
+    case GROUP_EV_PERSISTED:
+        group_on_persisted(g, ev, out);
+        break;
     }
 }
 
@@ -767,6 +863,7 @@ static void group_actions_reset(struct group_actions *out)
     out->result = 0;
     out->n_answers = 0;
     out->persist = false;
+    out->persist_seq = 0;
 }
 
 int group_core_step(struct group_core *g,
@@ -796,7 +893,7 @@ int group_core_step(struct group_core *g,
         g->now_ms = ev->now_ms;
     }
     if (g->state == GROUP_DEAD) {
-        if (ev->type != GROUP_EV_TICK) {
+        if (ev->type != GROUP_EV_TICK && ev->type != GROUP_EV_PERSISTED) {
             out->result = WEIR_ECOORDINATOR_NOT_AVAILABLE;
         }
     } else {

@@ -47,7 +47,8 @@ struct group_member {
     uint32_t session_timeout_ms;
     uint32_t rebalance_timeout_ms;
     uint64_t last_heard_ms;   /* join, sync, heartbeat, commit, completion */
-    bool join_pending;        /* only in PREPARING_REBALANCE */
+    bool join_pending;        /* PREPARING_REBALANCE, or COMPLETING while
+                                 the joins wait for their record */
     bool sync_pending;        /* only in COMPLETING_REBALANCE */
     uint64_t join_request_id; /* valid when join_pending */
     uint64_t sync_request_id; /* valid when sync_pending */
@@ -74,7 +75,13 @@ struct group_core {
     uint64_t now_ms;                  /* latest time seen */
     uint64_t rebalance_start_ms;      /* entering PREPARING_REBALANCE */
     uint64_t rebalance_not_before_ms; /* initial rebalance delay */
-    struct group_dead *dead;          /* retired, freed at the next step */
+    uint64_t persist_seq;             /* group records asked for so far */
+    uint64_t hold_seq;         /* parked answers wait for this record to be
+                                  committed; 0: none (COMPLETING only) */
+    uint64_t hold_deadline_ms; /* then they get COORDINATOR_NOT_AVAILABLE */
+    bool assigned; /* COMPLETING: the leader's assignment is in (the hold,
+                      if any, is the syncs'; else the joins') */
+    struct group_dead *dead; /* retired, freed at the next step */
 };
 
 void group_retire(struct group_core *g, void *p);
@@ -101,6 +108,10 @@ WEIR_MUST_CHECK int group_member_new(const char *id,
 void group_member_free_unused(struct group_member *m);
 /* Retire a removed member and what it holds. */
 void group_member_retire(struct group_core *g, struct group_member *m);
+
+/* COMPLETING, the joins parked until the record of their generation is
+ * committed (every member has a pending join). */
+bool group_joins_held(const struct group_core *g);
 
 /* Index of the member, or -1. */
 int group_find(const struct group_core *g, const char *member_id);
