@@ -12,15 +12,6 @@
 #include "broker/group/group_core_int.h"
 #include "common/mem.h"
 
-/* What a step may install, allocated before anything changes. Whatever
- * is left here at the end was not used and is freed. */
-struct group_draft {
-    struct group_member *member;   /* JOIN with member id "" */
-    struct group_protos *protos;   /* JOIN: the joiner's protocols */
-    char *protocol_type;           /* JOIN: for a group without members */
-    struct group_bytes **assigned; /* SYNC: parallel to the event's */
-};
-
 static const char *group_nz(const char *s)
 {
     return s != NULL ? s : "";
@@ -216,10 +207,10 @@ static int group_draft_sync(const struct group_event *ev, struct group_draft *d)
     return 0;
 }
 
-static struct group_answer *group_answer_add(struct group_actions *out,
-                                             enum group_event_type type,
-                                             uint64_t request_id,
-                                             int error)
+struct group_answer *group_answer_add(struct group_actions *out,
+                                      enum group_event_type type,
+                                      uint64_t request_id,
+                                      int error)
 {
     struct group_answer *a;
 
@@ -237,9 +228,9 @@ static struct group_answer *group_answer_add(struct group_actions *out,
 }
 
 /* Answer whatever m has parked with `error`. */
-static void group_answer_parked(struct group_member *m,
-                                int error,
-                                struct group_actions *out)
+void group_answer_parked(struct group_member *m,
+                         int error,
+                         struct group_actions *out)
 {
     struct group_answer *a;
 
@@ -254,8 +245,9 @@ static void group_answer_parked(struct group_member *m,
     }
 }
 
-static void
-group_remove_at(struct group_core *g, uint32_t i, struct group_actions *out)
+void group_remove_at(struct group_core *g,
+                     uint32_t i,
+                     struct group_actions *out)
 {
     struct group_member *m = g->members[i];
 
@@ -269,9 +261,9 @@ group_remove_at(struct group_core *g, uint32_t i, struct group_actions *out)
     group_member_retire(g, m);
 }
 
-static void group_prepare_rebalance(struct group_core *g,
-                                    uint64_t now_ms,
-                                    struct group_actions *out)
+void group_prepare_rebalance(struct group_core *g,
+                             uint64_t now_ms,
+                             struct group_actions *out)
 {
     uint32_t i;
 
@@ -315,10 +307,10 @@ static uint64_t group_rebalance_deadline(const struct group_core *g)
 }
 
 /* Ask for a group record; parked answers may wait for it (hold). */
-static void group_persist(struct group_core *g,
-                          bool hold,
-                          uint64_t now_ms,
-                          struct group_actions *out)
+void group_persist(struct group_core *g,
+                   bool hold,
+                   uint64_t now_ms,
+                   struct group_actions *out)
 {
     out->persist = true;
     out->persist_seq = ++g->persist_seq;
@@ -360,9 +352,9 @@ static size_t group_choose_protocol(const struct group_core *g)
     return 0;
 }
 
-static void group_answer_joins(struct group_core *g,
-                               uint64_t now_ms,
-                               struct group_actions *out)
+void group_answer_joins(struct group_core *g,
+                        uint64_t now_ms,
+                        struct group_actions *out)
 {
     struct group_member_view *views;
     struct group_answer *a;
@@ -427,9 +419,9 @@ static void group_complete_rebalance(struct group_core *g,
     group_persist(g, true, now_ms, out);
 }
 
-static void group_try_complete(struct group_core *g,
-                               uint64_t now_ms,
-                               struct group_actions *out)
+void group_try_complete(struct group_core *g,
+                        uint64_t now_ms,
+                        struct group_actions *out)
 {
     if (g->state != GROUP_PREPARING_REBALANCE) {
         return;
@@ -445,24 +437,6 @@ static bool group_expired(const struct group_member *m, uint64_t now_ms)
 {
     return !m->join_pending &&
            now_ms >= m->last_heard_ms + m->session_timeout_ms;
-}
-
-/* What waits for a record that failed, or was not committed in time, is
- * answered with the error, and the group rebalances: its members join
- * again and the next generation gets a record of its own. */
-static void group_hold_fail(struct group_core *g,
-                            int error,
-                            uint64_t now_ms,
-                            struct group_actions *out)
-{
-    uint32_t i;
-
-    g->hold_seq = 0;
-    for (i = 0; i < g->n_members; i++) {
-        group_answer_parked(g->members[i], error, out);
-        g->members[i]->last_heard_ms = now_ms;
-    }
-    group_prepare_rebalance(g, now_ms, out);
 }
 
 static void group_run_timers(struct group_core *g,
@@ -635,198 +609,6 @@ static void group_on_join(struct group_core *g,
     m->join_pending = true;
     m->join_request_id = ev->request_id;
     group_try_complete(g, g->now_ms, out);
-}
-
-/* Common checks of SYNC, HEARTBEAT and COMMIT: the member, or NULL with
- * out->result set. */
-static struct group_member *group_member_check(struct group_core *g,
-                                               const struct group_event *ev,
-                                               struct group_actions *out)
-{
-    int i = group_find(g, group_nz(ev->member_id));
-
-    if (i < 0) {
-        out->result = WEIR_EUNKNOWN_MEMBER_ID;
-        return NULL;
-    }
-    if (ev->generation_id != g->generation_id) {
-        out->result = WEIR_EILLEGAL_GENERATION;
-        return NULL;
-    }
-    return g->members[i];
-}
-
-static void group_answer_sync(struct group_member *m,
-                              uint64_t request_id,
-                              struct group_actions *out)
-{
-    struct group_answer *a =
-        group_answer_add(out, GROUP_EV_SYNC, request_id, 0);
-
-    a->member_id = m->member_id;
-    if (m->assignment != NULL) {
-        a->assignment.p = m->assignment->data;
-        a->assignment.len = m->assignment->len;
-    }
-}
-
-/* The leader's sync: members it names get their assignment, the others
- * an empty one (as Kafka). Unknown or repeated names are ignored. */
-static void group_assign(struct group_core *g,
-                         const struct group_event *ev,
-                         struct group_draft *d,
-                         struct group_actions *out)
-{
-    struct group_member *m;
-    size_t j;
-    uint32_t i;
-    int k;
-
-    for (j = 0; j < ev->u.sync.n_assignments; j++) {
-        k = group_find(g, group_nz(ev->u.sync.assignments[j].member_id));
-        if (k < 0 || g->members[k]->assignment != NULL) {
-            continue;
-        }
-        g->members[k]->assignment = d->assigned[j];
-        d->assigned[j] = NULL;
-    }
-    for (i = 0; i < g->n_members; i++) {
-        m = g->members[i];
-        m->assignment_generation = g->generation_id;
-    }
-    g->assigned = true;
-    /* the syncs are answered, and the group STABLE, once the record with
-     * the assignment is committed: see group_on_persisted */
-    group_persist(g, true, g->now_ms, out);
-}
-
-static void group_on_sync(struct group_core *g,
-                          const struct group_event *ev,
-                          struct group_draft *d,
-                          struct group_actions *out)
-{
-    struct group_member *m = group_member_check(g, ev, out);
-
-    if (m == NULL) {
-        return;
-    }
-    if (g->state == GROUP_PREPARING_REBALANCE || group_joins_held(g)) {
-        out->result = WEIR_EREBALANCE_IN_PROGRESS;
-        return;
-    }
-    m->last_heard_ms = g->now_ms;
-    if (g->state == GROUP_STABLE) {
-        group_answer_sync(m, ev->request_id, out);
-        return;
-    }
-    assert(g->state == GROUP_COMPLETING_REBALANCE);
-    if (m->sync_pending) {
-        group_answer_add(out, GROUP_EV_SYNC, m->sync_request_id,
-                         WEIR_EREBALANCE_IN_PROGRESS);
-    }
-    m->sync_pending = true;
-    m->sync_request_id = ev->request_id;
-    if (m == g->leader && !g->assigned) {
-        group_assign(g, ev, d, out);
-    }
-}
-
-/* The record a hold waits for is committed (or failed). A report for an
- * older record, or with nothing held, changes nothing: records of one
- * group are committed in the order they were asked for. */
-static void group_on_persisted(struct group_core *g,
-                               const struct group_event *ev,
-                               struct group_actions *out)
-{
-    uint32_t i;
-
-    if (g->hold_seq == 0 || ev->u.persisted.seq < g->hold_seq) {
-        return;
-    }
-    assert(g->state == GROUP_COMPLETING_REBALANCE);
-    if (ev->u.persisted.error != 0) {
-        group_hold_fail(g, ev->u.persisted.error, g->now_ms, out);
-        return;
-    }
-    g->hold_seq = 0;
-    if (!g->assigned) {
-        group_answer_joins(g, g->now_ms, out);
-        return;
-    }
-    g->state = GROUP_STABLE;
-    g->assigned = false;
-    for (i = 0; i < g->n_members; i++) {
-        struct group_member *m = g->members[i];
-
-        if (m->sync_pending) {
-            m->sync_pending = false;
-            group_answer_sync(m, m->sync_request_id, out);
-        }
-    }
-}
-
-static void group_on_heartbeat(struct group_core *g,
-                               const struct group_event *ev,
-                               struct group_actions *out)
-{
-    struct group_member *m;
-    int i;
-
-    if (group_joins_held(g)) {
-        /* the new generation is not handed out yet: rejoin is the news */
-        i = group_find(g, group_nz(ev->member_id));
-        out->result =
-            i < 0 ? WEIR_EUNKNOWN_MEMBER_ID : WEIR_EREBALANCE_IN_PROGRESS;
-        if (i >= 0) {
-            g->members[i]->last_heard_ms = g->now_ms;
-        }
-        return;
-    }
-    m = group_member_check(g, ev, out);
-    if (m == NULL) {
-        return;
-    }
-    m->last_heard_ms = g->now_ms;
-    if (g->state == GROUP_PREPARING_REBALANCE) {
-        out->result = WEIR_EREBALANCE_IN_PROGRESS;
-    }
-}
-
-static void group_on_leave(struct group_core *g,
-                           const struct group_event *ev,
-                           struct group_actions *out)
-{
-    int i = group_find(g, group_nz(ev->member_id));
-
-    if (i < 0) {
-        out->result = WEIR_EUNKNOWN_MEMBER_ID;
-        return;
-    }
-    group_remove_at(g, (uint32_t)i, out);
-    group_prepare_rebalance(g, g->now_ms, out);
-    group_try_complete(g, g->now_ms, out);
-}
-
-/* Kafka's order: an operator commit into an EMPTY group first, then the
- * rebalance, then the member and its generation. */
-static void group_on_commit(struct group_core *g,
-                            const struct group_event *ev,
-                            struct group_actions *out)
-{
-    struct group_member *m;
-
-    if (g->state == GROUP_EMPTY && ev->generation_id < 0 &&
-        *group_nz(ev->member_id) == '\0') {
-        return;
-    }
-    if (g->state == GROUP_COMPLETING_REBALANCE) {
-        out->result = WEIR_EREBALANCE_IN_PROGRESS;
-        return;
-    }
-    m = group_member_check(g, ev, out);
-    if (m != NULL) {
-        m->last_heard_ms = g->now_ms;
-    }
 }
 
 static void group_dispatch(struct group_core *g,
