@@ -12,6 +12,7 @@
 #include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/names.h"
+#include "common/topic_config.h"
 #include "common/trace.h"
 #include "controller/meta/meta_snapshot.h"
 
@@ -64,22 +65,30 @@ static bool cluster_hosts(const struct meta_topic *t, int32_t id)
     return false;
 }
 
-/* Topic configs the partition logs understand; the rest (such as
- * min.insync.replicas) are the cluster's business, not the log's. */
-static uint32_t cluster_log_configs(const struct broker *b,
-                                    const struct meta_topic *t,
+/* Topic configs the partition logs apply: min.insync.replicas is the
+ * cluster's business, not the log's. The controller checks every config
+ * against the same table (common/topic_config.h) before it writes it, so
+ * an invalid one here was written by a controller from before that check:
+ * say so and leave the log at the broker default. */
+static uint32_t cluster_log_configs(const struct meta_topic *t,
                                     struct logmgr_kv *kv)
 {
-    struct plog_config tmp;
+    struct topic_config_value v;
     struct err_detail ed;
     uint32_t n = 0;
     uint32_t i;
 
     for (i = 0; i < t->n_configs; i++) {
-        kv[n].key = t->configs[i].key;
-        kv[n].value = t->configs[i].value;
-        if (logmgr_parse_topic_config(&b->log_defaults, &kv[n], 1, &tmp, &ed) ==
-            0) {
+        if (topic_config_parse(t->configs[i].key, t->configs[i].value, 0, &v,
+                               &ed) != 0) {
+            trace_warn("cluster",
+                       "event=topic_config_ignored topic=%s msg=\"%s\"",
+                       t->name, ed.msg);
+            continue;
+        }
+        if (topic_config_is_log_key(v.key)) {
+            kv[n].key = t->configs[i].key;
+            kv[n].value = t->configs[i].value;
             n++;
         }
     }
@@ -142,7 +151,7 @@ static void cluster_sync_logs(struct cluster *c)
             }
         }
         if (logmgr_create_topic(b->logs, t->name, (int32_t)t->n_partitions, 0,
-                                kv, cluster_log_configs(b, t, kv), false,
+                                kv, cluster_log_configs(t, kv), false,
                                 clock_wall_ms(b->clock), &ed) != 0 ||
             logmgr_set_topic_id(b->logs, t->name, t->id, &ed) != 0) {
             trace_error("cluster",

@@ -12,15 +12,6 @@
 #include "broker/group/group_core_int.h"
 #include "common/mem.h"
 
-/* What a step may install, allocated before anything changes. Whatever
- * is left here at the end was not used and is freed. */
-struct group_draft {
-    struct group_member *member;   /* JOIN with member id "" */
-    struct group_protos *protos;   /* JOIN: the joiner's protocols */
-    char *protocol_type;           /* JOIN: for a group without members */
-    struct group_bytes **assigned; /* SYNC: parallel to the event's */
-};
-
 static const char *group_nz(const char *s)
 {
     return s != NULL ? s : "";
@@ -216,10 +207,10 @@ static int group_draft_sync(const struct group_event *ev, struct group_draft *d)
     return 0;
 }
 
-static struct group_answer *group_answer_add(struct group_actions *out,
-                                             enum group_event_type type,
-                                             uint64_t request_id,
-                                             int error)
+struct group_answer *group_answer_add(struct group_actions *out,
+                                      enum group_event_type type,
+                                      uint64_t request_id,
+                                      int error)
 {
     struct group_answer *a;
 
@@ -237,9 +228,9 @@ static struct group_answer *group_answer_add(struct group_actions *out,
 }
 
 /* Answer whatever m has parked with `error`. */
-static void group_answer_parked(struct group_member *m,
-                                int error,
-                                struct group_actions *out)
+void group_answer_parked(struct group_member *m,
+                         int error,
+                         struct group_actions *out)
 {
     struct group_answer *a;
 
@@ -254,8 +245,9 @@ static void group_answer_parked(struct group_member *m,
     }
 }
 
-static void
-group_remove_at(struct group_core *g, uint32_t i, struct group_actions *out)
+void group_remove_at(struct group_core *g,
+                     uint32_t i,
+                     struct group_actions *out)
 {
     struct group_member *m = g->members[i];
 
@@ -269,21 +261,25 @@ group_remove_at(struct group_core *g, uint32_t i, struct group_actions *out)
     group_member_retire(g, m);
 }
 
-static void group_prepare_rebalance(struct group_core *g,
-                                    uint64_t now_ms,
-                                    struct group_actions *out)
+void group_prepare_rebalance(struct group_core *g,
+                             uint64_t now_ms,
+                             struct group_actions *out)
 {
     uint32_t i;
 
     if (g->state == GROUP_PREPARING_REBALANCE) {
         return;
     }
-    if (g->state == GROUP_COMPLETING_REBALANCE) {
+    /* Joins held for their record stay parked: they count for this round,
+     * whose generation will be newer than the one they waited for. */
+    if (g->state == GROUP_COMPLETING_REBALANCE && !group_joins_held(g)) {
         for (i = 0; i < g->n_members; i++) {
             group_answer_parked(g->members[i], WEIR_EREBALANCE_IN_PROGRESS,
                                 out);
         }
     }
+    g->hold_seq = 0;
+    g->assigned = false;
     g->rebalance_not_before_ms = now_ms;
     if (g->state == GROUP_EMPTY) {
         g->rebalance_not_before_ms += g->cfg.initial_rebalance_delay_ms;
@@ -292,7 +288,7 @@ static void group_prepare_rebalance(struct group_core *g,
     g->state = GROUP_PREPARING_REBALANCE;
 }
 
-static uint64_t group_rebalance_deadline(const struct group_core *g)
+static uint32_t group_max_rebalance_ms(const struct group_core *g)
 {
     uint32_t max_ms = 0;
     uint32_t i;
@@ -302,7 +298,24 @@ static uint64_t group_rebalance_deadline(const struct group_core *g)
             max_ms = g->members[i]->rebalance_timeout_ms;
         }
     }
-    return g->rebalance_start_ms + max_ms;
+    return max_ms;
+}
+
+static uint64_t group_rebalance_deadline(const struct group_core *g)
+{
+    return g->rebalance_start_ms + group_max_rebalance_ms(g);
+}
+
+/* Ask for a group record; parked answers may wait for it (hold). */
+void group_persist(struct group_core *g,
+                   bool hold,
+                   uint64_t now_ms,
+                   struct group_actions *out)
+{
+    out->persist = true;
+    out->persist_seq = ++g->persist_seq;
+    g->hold_seq = hold ? g->persist_seq : 0;
+    g->hold_deadline_ms = now_ms + group_max_rebalance_ms(g);
 }
 
 static bool group_all_joined(const struct group_core *g)
@@ -339,9 +352,9 @@ static size_t group_choose_protocol(const struct group_core *g)
     return 0;
 }
 
-static void group_answer_joins(struct group_core *g,
-                               uint64_t now_ms,
-                               struct group_actions *out)
+void group_answer_joins(struct group_core *g,
+                        uint64_t now_ms,
+                        struct group_actions *out)
 {
     struct group_member_view *views;
     struct group_answer *a;
@@ -389,23 +402,26 @@ static void group_complete_rebalance(struct group_core *g,
         g->members[i]->assignment_generation = -1;
     }
     g->generation_id++;
-    out->persist = true;
+    g->assigned = false;
     group_protos_unref(g, g->protocol_blob);
     g->protocol_blob = NULL;
     if (g->n_members == 0) {
         g->state = GROUP_EMPTY;
+        group_persist(g, false, now_ms, out);
         return;
     }
     g->protocol_idx = group_choose_protocol(g);
     g->protocol_blob = g->leader->protos;
     g->protocol_blob->refs++;
     g->state = GROUP_COMPLETING_REBALANCE;
-    group_answer_joins(g, now_ms, out);
+    /* The joins are answered (the generation handed out) once the record
+     * holding it is committed: see group_on_persisted. */
+    group_persist(g, true, now_ms, out);
 }
 
-static void group_try_complete(struct group_core *g,
-                               uint64_t now_ms,
-                               struct group_actions *out)
+void group_try_complete(struct group_core *g,
+                        uint64_t now_ms,
+                        struct group_actions *out)
 {
     if (g->state != GROUP_PREPARING_REBALANCE) {
         return;
@@ -429,6 +445,10 @@ static void group_run_timers(struct group_core *g,
 {
     uint32_t i = 0;
     bool removed = false;
+
+    if (g->hold_seq != 0 && now_ms >= g->hold_deadline_ms) {
+        group_hold_fail(g, WEIR_ECOORDINATOR_NOT_AVAILABLE, now_ms, out);
+    }
 
     while (i < g->n_members) {
         if (group_expired(g->members[i], now_ms)) {
@@ -469,6 +489,9 @@ static uint64_t group_next_tick(const struct group_core *g)
         if (t < next) {
             next = t;
         }
+    }
+    if (g->hold_seq != 0 && g->hold_deadline_ms < next) {
+        next = g->hold_deadline_ms;
     }
     return next;
 }
@@ -588,154 +611,6 @@ static void group_on_join(struct group_core *g,
     group_try_complete(g, g->now_ms, out);
 }
 
-/* Common checks of SYNC, HEARTBEAT and COMMIT: the member, or NULL with
- * out->result set. */
-static struct group_member *group_member_check(struct group_core *g,
-                                               const struct group_event *ev,
-                                               struct group_actions *out)
-{
-    int i = group_find(g, group_nz(ev->member_id));
-
-    if (i < 0) {
-        out->result = WEIR_EUNKNOWN_MEMBER_ID;
-        return NULL;
-    }
-    if (ev->generation_id != g->generation_id) {
-        out->result = WEIR_EILLEGAL_GENERATION;
-        return NULL;
-    }
-    return g->members[i];
-}
-
-static void group_answer_sync(struct group_member *m,
-                              uint64_t request_id,
-                              struct group_actions *out)
-{
-    struct group_answer *a =
-        group_answer_add(out, GROUP_EV_SYNC, request_id, 0);
-
-    a->member_id = m->member_id;
-    if (m->assignment != NULL) {
-        a->assignment.p = m->assignment->data;
-        a->assignment.len = m->assignment->len;
-    }
-}
-
-/* The leader's sync: members it names get their assignment, the others
- * an empty one (as Kafka). Unknown or repeated names are ignored. */
-static void group_assign(struct group_core *g,
-                         const struct group_event *ev,
-                         struct group_draft *d,
-                         struct group_actions *out)
-{
-    struct group_member *m;
-    size_t j;
-    uint32_t i;
-    int k;
-
-    for (j = 0; j < ev->u.sync.n_assignments; j++) {
-        k = group_find(g, group_nz(ev->u.sync.assignments[j].member_id));
-        if (k < 0 || g->members[k]->assignment != NULL) {
-            continue;
-        }
-        g->members[k]->assignment = d->assigned[j];
-        d->assigned[j] = NULL;
-    }
-    for (i = 0; i < g->n_members; i++) {
-        m = g->members[i];
-        m->assignment_generation = g->generation_id;
-        if (m->sync_pending) {
-            m->sync_pending = false;
-            group_answer_sync(m, m->sync_request_id, out);
-        }
-    }
-    g->state = GROUP_STABLE;
-    out->persist = true;
-}
-
-static void group_on_sync(struct group_core *g,
-                          const struct group_event *ev,
-                          struct group_draft *d,
-                          struct group_actions *out)
-{
-    struct group_member *m = group_member_check(g, ev, out);
-
-    if (m == NULL) {
-        return;
-    }
-    if (g->state == GROUP_PREPARING_REBALANCE) {
-        out->result = WEIR_EREBALANCE_IN_PROGRESS;
-        return;
-    }
-    m->last_heard_ms = g->now_ms;
-    if (g->state == GROUP_STABLE) {
-        group_answer_sync(m, ev->request_id, out);
-        return;
-    }
-    assert(g->state == GROUP_COMPLETING_REBALANCE);
-    if (m->sync_pending) {
-        group_answer_add(out, GROUP_EV_SYNC, m->sync_request_id,
-                         WEIR_EREBALANCE_IN_PROGRESS);
-    }
-    m->sync_pending = true;
-    m->sync_request_id = ev->request_id;
-    if (m == g->leader) {
-        group_assign(g, ev, d, out);
-    }
-}
-
-static void group_on_heartbeat(struct group_core *g,
-                               const struct group_event *ev,
-                               struct group_actions *out)
-{
-    struct group_member *m = group_member_check(g, ev, out);
-
-    if (m == NULL) {
-        return;
-    }
-    m->last_heard_ms = g->now_ms;
-    if (g->state == GROUP_PREPARING_REBALANCE) {
-        out->result = WEIR_EREBALANCE_IN_PROGRESS;
-    }
-}
-
-static void group_on_leave(struct group_core *g,
-                           const struct group_event *ev,
-                           struct group_actions *out)
-{
-    int i = group_find(g, group_nz(ev->member_id));
-
-    if (i < 0) {
-        out->result = WEIR_EUNKNOWN_MEMBER_ID;
-        return;
-    }
-    group_remove_at(g, (uint32_t)i, out);
-    group_prepare_rebalance(g, g->now_ms, out);
-    group_try_complete(g, g->now_ms, out);
-}
-
-/* Kafka's order: an operator commit into an EMPTY group first, then the
- * rebalance, then the member and its generation. */
-static void group_on_commit(struct group_core *g,
-                            const struct group_event *ev,
-                            struct group_actions *out)
-{
-    struct group_member *m;
-
-    if (g->state == GROUP_EMPTY && ev->generation_id < 0 &&
-        *group_nz(ev->member_id) == '\0') {
-        return;
-    }
-    if (g->state == GROUP_COMPLETING_REBALANCE) {
-        out->result = WEIR_EREBALANCE_IN_PROGRESS;
-        return;
-    }
-    m = group_member_check(g, ev, out);
-    if (m != NULL) {
-        m->last_heard_ms = g->now_ms;
-    }
-}
-
 static void group_dispatch(struct group_core *g,
                            const struct group_event *ev,
                            struct group_draft *d,
@@ -759,6 +634,9 @@ static void group_dispatch(struct group_core *g,
     case GROUP_EV_COMMIT:
         group_on_commit(g, ev, out);
         break;
+    case GROUP_EV_PERSISTED:
+        group_on_persisted(g, ev, out);
+        break;
     }
 }
 
@@ -767,6 +645,7 @@ static void group_actions_reset(struct group_actions *out)
     out->result = 0;
     out->n_answers = 0;
     out->persist = false;
+    out->persist_seq = 0;
 }
 
 int group_core_step(struct group_core *g,
@@ -796,7 +675,7 @@ int group_core_step(struct group_core *g,
         g->now_ms = ev->now_ms;
     }
     if (g->state == GROUP_DEAD) {
-        if (ev->type != GROUP_EV_TICK) {
+        if (ev->type != GROUP_EV_TICK && ev->type != GROUP_EV_PERSISTED) {
             out->result = WEIR_ECOORDINATOR_NOT_AVAILABLE;
         }
     } else {

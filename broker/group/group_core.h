@@ -6,6 +6,21 @@
  * whether the group's metadata must be persisted, and when to deliver the
  * next TICK. No clock, socket, file or random call.
  *
+ * Durability: a rebalance is answered only once the group record that
+ * holds its generation is committed. When the rebalance completes, the
+ * core asks for a record (persist, with a persist_seq) and keeps every
+ * join parked; the adapter writes the record and reports with a PERSISTED
+ * event carrying that seq once it is below the high watermark (or that
+ * the write failed). Only then are the joins answered. So a coordinator
+ * that takes over loads a generation at least as new as any handed out,
+ * and the next rebalance it completes has a new number: a generation id
+ * never names two memberships. Likewise the leader's assignment is
+ * answered to the syncs (and the group is STABLE) only once its record is
+ * committed, so a successor restores the assignment the members hold. A
+ * write that fails, or is not committed within the largest rebalance
+ * timeout, answers what waits with the error (COORDINATOR_NOT_AVAILABLE
+ * for the timeout) and the group prepares a new rebalance.
+ *
  * States (Kafka's classic protocol):
  *   EMPTY                 no members (offsets may still be committed)
  *   PREPARING_REBALANCE   waiting for every known member to (re)join,
@@ -23,15 +38,19 @@
  *    or when the rebalance timeout passes (members without a pending join
  *    are then removed); the generation is bumped, the protocol is the
  *    first of the leader's (the first joiner, or the previous leader if
- *    still there) that every member supports, and every pending join is
- *    answered (the leader's answer lists every member and its metadata);
+ *    still there) that every member supports, and, once its record is
+ *    committed, every pending join is answered (the leader's answer lists
+ *    every member and its metadata); a join, leave or expiry before that
+ *    starts the next round with the parked joins still parked;
  *  - syncs from followers wait for the leader's; the leader's sync sets
- *    every assignment and answers all;
+ *    every assignment, and once its record is committed the group is
+ *    STABLE and every parked sync is answered;
  *  - a member not heard from (join, sync, heartbeat, commit) for its
  *    session timeout is removed; a member with a pending join is timed by
  *    the rebalance timeout instead;
  *  - heartbeats: STABLE and COMPLETING_REBALANCE answer OK for the current
- *    generation, PREPARING_REBALANCE answers REBALANCE_IN_PROGRESS;
+ *    generation, PREPARING_REBALANCE (and COMPLETING_REBALANCE while the
+ *    joins wait for their record) answers REBALANCE_IN_PROGRESS;
  *  - commits: generation -1 with member "" only while the group is EMPTY;
  *    else the member must be known and the generation current, and the
  *    group not in COMPLETING_REBALANCE (REBALANCE_IN_PROGRESS there);
@@ -83,7 +102,9 @@ enum group_event_type {
     GROUP_EV_SYNC,
     GROUP_EV_HEARTBEAT,
     GROUP_EV_LEAVE,
-    GROUP_EV_COMMIT, /* check only: may this member commit now? */
+    GROUP_EV_COMMIT,    /* check only: may this member commit now? */
+    GROUP_EV_PERSISTED, /* the record of u.persisted.seq is committed, or
+                           failed (u.persisted.error) */
 };
 
 struct group_protocol {
@@ -120,6 +141,13 @@ struct group_event {
             const struct group_assignment *assignments; /* leader only */
             size_t n_assignments;
         } sync;
+        struct {
+            uint64_t seq; /* an actions.persist_seq: that record and every
+                             earlier one of this group are committed */
+            int error;    /* 0, or why the write failed (then nothing is
+                             known of it: COORDINATOR_NOT_AVAILABLE,
+                             NOT_COORDINATOR, ...) */
+        } persisted;
     } u;
 };
 
@@ -159,6 +187,8 @@ struct group_actions {
     size_t n_answers;
     bool persist;          /* group metadata changed: write a group record (its
                               content: group_core_describe) */
+    uint64_t persist_seq;  /* with persist: report the record's fate with a
+                              PERSISTED event carrying this seq */
     uint64_t next_tick_ms; /* UINT64_MAX: none */
     /* private */
     size_t cap_answers;
@@ -188,15 +218,19 @@ struct group_view {
     const char *leader_id; /* "" when none */
     const struct group_member_view *members;
     size_t n_members;
+    /* COMPLETING_REBALANCE before the leader's assignment: the generation
+     * is handed out, the assignment not yet (restore resumes there) */
+    bool assignment_pending;
 };
 /* Valid until the next step. */
 void group_core_describe(const struct group_core *g, struct group_view *v);
 bool group_core_is_empty(const struct group_core *g);
 
 /* Rebuild from a persisted group record after a coordinator change: the
- * group comes back STABLE (EMPTY without members) in its generation, and
- * every member gets a full session from now_ms. Errors: WEIR_ENOMEM,
- * WEIR_EINVALID_ARGUMENT. */
+ * group comes back STABLE (EMPTY without members; COMPLETING_REBALANCE,
+ * waiting for the leader's sync, if v->assignment_pending) in its
+ * generation, and every member gets a full session from now_ms.
+ * Errors: WEIR_ENOMEM, WEIR_EINVALID_ARGUMENT. */
 WEIR_MUST_CHECK int group_core_restore(struct group_core *g,
                                        const struct group_view *v,
                                        uint64_t now_ms);
@@ -206,7 +240,8 @@ bool group_core_delete(struct group_core *g);
 
 /* Tests: 0, or WEIR_ECORRUPT if an internal invariant is broken (one
  * leader iff members; STABLE members hold this generation's assignment;
- * joins parked only while preparing, syncs only while completing). */
+ * joins parked only while preparing or while a completed rebalance waits
+ * for its record, syncs only while completing). */
 int group_core_check_invariants(const struct group_core *g);
 
 #endif /* BROKER_GROUP_GROUP_CORE_H */

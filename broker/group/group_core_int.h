@@ -47,7 +47,8 @@ struct group_member {
     uint32_t session_timeout_ms;
     uint32_t rebalance_timeout_ms;
     uint64_t last_heard_ms;   /* join, sync, heartbeat, commit, completion */
-    bool join_pending;        /* only in PREPARING_REBALANCE */
+    bool join_pending;        /* PREPARING_REBALANCE, or COMPLETING while
+                                 the joins wait for their record */
     bool sync_pending;        /* only in COMPLETING_REBALANCE */
     uint64_t join_request_id; /* valid when join_pending */
     uint64_t sync_request_id; /* valid when sync_pending */
@@ -74,7 +75,13 @@ struct group_core {
     uint64_t now_ms;                  /* latest time seen */
     uint64_t rebalance_start_ms;      /* entering PREPARING_REBALANCE */
     uint64_t rebalance_not_before_ms; /* initial rebalance delay */
-    struct group_dead *dead;          /* retired, freed at the next step */
+    uint64_t persist_seq;             /* group records asked for so far */
+    uint64_t hold_seq;         /* parked answers wait for this record to be
+                                  committed; 0: none (COMPLETING only) */
+    uint64_t hold_deadline_ms; /* then they get COORDINATOR_NOT_AVAILABLE */
+    bool assigned; /* COMPLETING: the leader's assignment is in (the hold,
+                      if any, is the syncs'; else the joins') */
+    struct group_dead *dead; /* retired, freed at the next step */
 };
 
 void group_retire(struct group_core *g, void *p);
@@ -101,6 +108,68 @@ WEIR_MUST_CHECK int group_member_new(const char *id,
 void group_member_free_unused(struct group_member *m);
 /* Retire a removed member and what it holds. */
 void group_member_retire(struct group_core *g, struct group_member *m);
+
+/* What a step may install, allocated before anything changes. Whatever
+ * is left here at the end was not used and is freed. */
+struct group_draft {
+    struct group_member *member;   /* JOIN with member id "" */
+    struct group_protos *protos;   /* JOIN: the joiner's protocols */
+    char *protocol_type;           /* JOIN: for a group without members */
+    struct group_bytes **assigned; /* SYNC: parallel to the event's */
+};
+
+/* In group_core.c, for group_core_sync.c. */
+struct group_answer *group_answer_add(struct group_actions *out,
+                                      enum group_event_type type,
+                                      uint64_t request_id,
+                                      int error);
+/* Answer whatever m has parked with `error`. */
+void group_answer_parked(struct group_member *m,
+                         int error,
+                         struct group_actions *out);
+void group_remove_at(struct group_core *g,
+                     uint32_t i,
+                     struct group_actions *out);
+void group_prepare_rebalance(struct group_core *g,
+                             uint64_t now_ms,
+                             struct group_actions *out);
+void group_try_complete(struct group_core *g,
+                        uint64_t now_ms,
+                        struct group_actions *out);
+/* Ask for a group record; parked answers may wait for it (hold). */
+void group_persist(struct group_core *g,
+                   bool hold,
+                   uint64_t now_ms,
+                   struct group_actions *out);
+void group_answer_joins(struct group_core *g,
+                        uint64_t now_ms,
+                        struct group_actions *out);
+
+/* In group_core_sync.c: the events of known members and the records. */
+void group_hold_fail(struct group_core *g,
+                     int error,
+                     uint64_t now_ms,
+                     struct group_actions *out);
+void group_on_sync(struct group_core *g,
+                   const struct group_event *ev,
+                   struct group_draft *d,
+                   struct group_actions *out);
+void group_on_persisted(struct group_core *g,
+                        const struct group_event *ev,
+                        struct group_actions *out);
+void group_on_heartbeat(struct group_core *g,
+                        const struct group_event *ev,
+                        struct group_actions *out);
+void group_on_leave(struct group_core *g,
+                    const struct group_event *ev,
+                    struct group_actions *out);
+void group_on_commit(struct group_core *g,
+                     const struct group_event *ev,
+                     struct group_actions *out);
+
+/* COMPLETING, the joins parked until the record of their generation is
+ * committed (every member has a pending join). */
+bool group_joins_held(const struct group_core *g);
 
 /* Index of the member, or -1. */
 int group_find(const struct group_core *g, const char *member_id);

@@ -224,10 +224,18 @@ void group_views_refresh(struct group_core *g)
     }
 }
 
+bool group_joins_held(const struct group_core *g)
+{
+    return g->state == GROUP_COMPLETING_REBALANCE && g->hold_seq != 0 &&
+           !g->assigned;
+}
+
 void group_core_describe(const struct group_core *g, struct group_view *v)
 {
     memset(v, 0, sizeof(*v));
     v->state = g->state;
+    v->assignment_pending =
+        g->state == GROUP_COMPLETING_REBALANCE && !g->assigned;
     v->protocol_type = g->protocol_type;
     v->protocol = group_protocol_name(g);
     v->generation_id = g->generation_id;
@@ -323,14 +331,14 @@ static int group_restore_member(const struct group_view *v,
         return rv;
     }
     rv = group_protos_new(&p, 1, &m->protos);
-    if (rv == 0) {
+    if (rv == 0 && !v->assignment_pending) {
         rv = group_bytes_new(mv->assignment, &m->assignment);
     }
     if (rv != 0) {
         group_member_free_unused(m);
         return rv;
     }
-    m->assignment_generation = v->generation_id;
+    m->assignment_generation = v->assignment_pending ? -1 : v->generation_id;
     m->session_timeout_ms = mv->session_timeout_ms;
     m->rebalance_timeout_ms = mv->rebalance_timeout_ms;
     m->last_heard_ms = now_ms;
@@ -390,7 +398,11 @@ static void group_restore_install(struct group_core *g,
     g->protocol_type = r->protocol_type;
     g->generation_id = v->generation_id;
     g->leader = NULL;
-    g->state = v->n_members > 0 ? GROUP_STABLE : GROUP_EMPTY;
+    g->state = v->n_members == 0       ? GROUP_EMPTY
+               : v->assignment_pending ? GROUP_COMPLETING_REBALANCE
+                                       : GROUP_STABLE;
+    g->hold_seq = 0;
+    g->assigned = false;
     for (i = 0; i < g->n_members; i++) {
         if (strcmp(g->members[i]->member_id, v->leader_id) == 0) {
             g->leader = g->members[i];
@@ -443,11 +455,19 @@ int group_core_check_invariants(const struct group_core *g)
         (g->n_members == 0 || g->protocol_blob == NULL)) {
         return WEIR_ECORRUPT;
     }
+    /* only a completed rebalance waits for its record; an assignment is
+     * in only while its record is awaited */
+    if ((g->hold_seq != 0 && g->state != GROUP_COMPLETING_REBALANCE) ||
+        (g->assigned && g->hold_seq == 0)) {
+        return WEIR_ECORRUPT;
+    }
     for (i = 0; i < g->n_members; i++) {
         const struct group_member *m = g->members[i];
 
         n_leaders += m == g->leader;
-        if ((m->join_pending && g->state != GROUP_PREPARING_REBALANCE) ||
+        if ((m->join_pending && g->state != GROUP_PREPARING_REBALANCE &&
+             !group_joins_held(g)) ||
+            (!m->join_pending && group_joins_held(g)) ||
             (m->sync_pending && g->state != GROUP_COMPLETING_REBALANCE) ||
             m->protos == NULL) {
             return WEIR_ECORRUPT;

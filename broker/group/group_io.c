@@ -122,12 +122,17 @@ gio_group_new(struct group_io *io, const char *id, int32_t partition)
     }
     g->io = io;
     g->partition = partition;
+    g->instance = ++io->next_group_instance;
     g->id = mem_strdup(id);
     g->timer = evtimer_new(io->b->base, gio_timer_cb, g);
-    if (g->id == NULL || g->timer == NULL ||
+    g->persist_ev = event_new(io->b->base, -1, 0, gio_persist_cb, g);
+    if (g->id == NULL || g->timer == NULL || g->persist_ev == NULL ||
         group_core_new(&io->gcfg, id, &g->core) != 0) {
         if (g->timer != NULL) {
             event_free(g->timer);
+        }
+        if (g->persist_ev != NULL) {
+            event_free(g->persist_ev);
         }
         mem_free(g->id);
         mem_free(g);
@@ -170,6 +175,7 @@ void gio_group_drop(struct group_io *io, struct gio_group *g)
         weir__group_record_value__free_unpacked(g->loaded_meta, NULL);
     }
     event_free(g->timer);
+    event_free(g->persist_ev);
     group_core_free(g->core);
     mem_free(g->id);
     mem_free(g);
@@ -189,30 +195,6 @@ static void gio_arm(struct gio_group *g, uint64_t next_ms)
     tv.tv_sec = (time_t)(d / 1000);
     tv.tv_usec = (suseconds_t)((d % 1000) * 1000);
     (void)evtimer_add(g->timer, &tv);
-}
-
-/* The group record after a membership change; nobody waits for it. */
-static void gio_persist(struct gio_group *g)
-{
-    struct batch_builder bb;
-    struct gio_write *w = mem_calloc(1, sizeof(*w));
-    struct group_view v;
-    char msg[256];
-
-    if (w == NULL) {
-        return;
-    }
-    w->kind = GIO_WRITE_GROUP;
-    batch_builder_init(&bb);
-    group_core_describe(g->core, &v);
-    if (grec_add_group(&bb, gio_wall_ms(g->io), g->id, &v) != 0 ||
-        gio_write(g->io, g, &bb, w, msg, sizeof(msg)) != 0) {
-        trace_warn("group",
-                   "event=group_record_not_written group=%s msg=\"%s\"", g->id,
-                   msg);
-        mem_free(w);
-    }
-    batch_builder_fini(&bb);
 }
 
 int gio_step(struct gio_group *g,
@@ -261,7 +243,7 @@ int gio_step(struct gio_group *g,
         mem_free(k);
     }
     if (out->persist) {
-        gio_persist(g);
+        gio_persist(g, out->persist_seq);
     }
     gio_arm(g, out->next_tick_ms);
     return 0;
@@ -786,6 +768,8 @@ static void gio_write_done(struct group_io *io,
             }
         }
         gio_answer_commit(w, err, msg);
+    } else if (w->kind == GIO_WRITE_GROUP) {
+        gio_persist_done(io, w, err);
     }
     rpc_request_free(w->r);
     mem_free(w->group);

@@ -8,7 +8,8 @@
  * committed offsets in memory (OffsetFetch answers from there), and writes
  * commits and group metadata to the offsets partition: a commit is
  * answered once it is below the partition's high watermark (acks=all), and
- * only then is it visible to OffsetFetch.
+ * only then is it visible to OffsetFetch; the joins and syncs of a
+ * rebalance are answered once its group record is (group_io_persist.c).
  * Handlers take ownership of the decoded request r and answer req once.
  * Locality: broker loop thread. */
 #ifndef BROKER_GROUP_GROUP_IO_H

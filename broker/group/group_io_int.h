@@ -12,6 +12,8 @@
 #include "broker/group/group_io.h"
 #include "proto/weir.pb-c.h"
 
+#include <event2/util.h>
+
 struct event;
 struct plog;
 
@@ -46,6 +48,12 @@ struct gio_group {
     uint32_t cap_offs;
     struct gio_park *parked;
     Weir__GroupRecordValue *loaded_meta; /* while loading: last record */
+    uint64_t instance;         /* unique per gio_group_new in this broker */
+    struct event *persist_ev;  /* tells the core what became of records */
+    uint64_t persist_ok_seq;   /* newest record committed */
+    uint64_t persist_fail_seq; /* newest record that failed */
+    int persist_fail_err;      /* and why (what clients are answered) */
+    uint64_t persist_told_seq; /* the core knows up to here */
 };
 
 enum gio_part_state {
@@ -67,7 +75,7 @@ struct gio_part {
 enum gio_write_kind {
     GIO_WRITE_COMMIT, /* answer an OffsetCommit, then apply it */
     GIO_WRITE_DELETE, /* answer a DeleteGroups entry */
-    GIO_WRITE_GROUP,  /* group metadata: nobody waits */
+    GIO_WRITE_GROUP,  /* group metadata: its core waits (PERSISTED) */
 };
 
 /* A write to an offsets partition waiting to be committed. */
@@ -83,6 +91,8 @@ struct gio_write {
     char *group;
     int32_t partition;
     int32_t leader_epoch;
+    uint64_t persist_seq;    /* GROUP: the core's seq for this record */
+    uint64_t group_instance; /* GROUP: the gio_group that asked */
 };
 
 struct group_io {
@@ -96,6 +106,7 @@ struct group_io {
     struct event *scan_timer; /* load, unload, create the topic */
     struct event *load_ev;    /* next chunk of a load */
     uint64_t next_request_id;
+    uint64_t next_group_instance;
     uint64_t member_seq;
     uint64_t last_create_ms;
     bool create_asked;
@@ -126,6 +137,15 @@ int gio_write(struct group_io *io,
               struct gio_write *w,
               char *msg,
               size_t msg_cap);
+
+/* Write the group's record (as group_core_describe has it now) for the
+ * core's persist_seq; its fate reaches the core as a PERSISTED event from
+ * g->persist_ev, also when the write is refused at once. */
+void gio_persist(struct gio_group *g, uint64_t seq);
+/* A GROUP write is done (err 0: committed): note it for its group. */
+void gio_persist_done(struct group_io *io, const struct gio_write *w, int err);
+/* g->persist_ev: step the core with what became of its records. */
+void gio_persist_cb(evutil_socket_t fd, short what, void *arg);
 
 struct gio_offset *
 gio_offset_find(struct gio_group *g, const char *topic, int32_t partition);

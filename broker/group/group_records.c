@@ -126,6 +126,7 @@ int grec_add_group(struct batch_builder *bb,
     val.state_timestamp = ts;
     val.members = mp;
     val.n_members = v->n_members;
+    val.assignment_pending = v->assignment_pending && v->n_members > 0;
     rv = grec_add(bb, ts, &env.base, &val.base);
     mem_free(ms);
     mem_free(mp);
@@ -219,7 +220,10 @@ int grec_group_view(const Weir__GroupRecordValue *v,
         ms[i].session_timeout_ms = m->session_timeout_ms;
         ms[i].rebalance_timeout_ms = m->rebalance_timeout_ms;
     }
-    out->state = v->n_members > 0 ? GROUP_STABLE : GROUP_EMPTY;
+    out->state = v->n_members == 0       ? GROUP_EMPTY
+                 : v->assignment_pending ? GROUP_COMPLETING_REBALANCE
+                                         : GROUP_STABLE;
+    out->assignment_pending = v->assignment_pending && v->n_members > 0;
     out->protocol_type = v->protocol_type;
     out->protocol = v->protocol;
     out->generation_id = v->generation_id;

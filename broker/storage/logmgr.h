@@ -52,12 +52,10 @@ WEIR_MUST_CHECK int logmgr_open(const struct storage_ops *ops,
 /* Close every log cleanly (plog_close) and free. NULL is a no-op. */
 void logmgr_close(struct logmgr *m);
 
-/* Parse topic configs over the defaults into *out.
- * Known keys: segment.bytes, segment.ms, retention.ms, retention.bytes,
- * index.interval.bytes, max.message.bytes, flush.policy (ack|interval|
- * never), flush.ms, flush.messages, cleanup.policy (delete | compact |
- * compact,delete), delete.retention.ms, min.compaction.lag.ms,
- * min.cleanable.dirty.ratio ([0, 1]).
+/* Parse topic configs over the defaults into *out. The keys and their
+ * ranges are common/topic_config.h's (segment.bytes, retention.ms,
+ * cleanup.policy, ...); min.insync.replicas is accepted (1: these logs
+ * are one replica) and left to the cluster.
  * Errors: WEIR_EINVALID_CONFIG naming the key and value. */
 WEIR_MUST_CHECK int
 logmgr_parse_topic_config(const struct plog_config *defaults,

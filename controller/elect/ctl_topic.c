@@ -9,35 +9,18 @@
 #include <string.h>
 
 #include "common/names.h"
+#include "common/topic_config.h"
 #include "controller/elect/ctl_core_int.h"
 #include "controller/elect/ctl_place.h"
 
 #define CTL_TOPIC_MIN_ISR "min.insync.replicas"
 
-/* Strict decimal 1..max: no sign, spaces or suffixes. */
-static bool ctl_topic_parse_count(const char *s, int32_t max, int32_t *out)
+static bool ctl_topic_check_kv(const struct ctl_kv *kv,
+                               int32_t rf,
+                               int32_t *min_isr,
+                               struct ctl_actions *out)
 {
-    int64_t v = 0;
-    size_t i;
-
-    if (s[0] == '\0' || strlen(s) > 9) {
-        return false;
-    }
-    for (i = 0; s[i] != '\0'; i++) {
-        if (s[i] < '0' || s[i] > '9') {
-            return false;
-        }
-        v = v * 10 + (s[i] - '0');
-    }
-    if (v < 1 || v > max) {
-        return false;
-    }
-    *out = (int32_t)v;
-    return true;
-}
-
-static bool ctl_topic_check_kv(const struct ctl_kv *kv, struct ctl_actions *out)
-{
+    struct topic_config_value v;
     struct meta_record rec;
     struct err_detail why;
 
@@ -52,15 +35,21 @@ static bool ctl_topic_check_kv(const struct ctl_kv *kv, struct ctl_actions *out)
     rec.u.config.key.len = strlen(kv->key);
     rec.u.config.value.ptr = kv->value;
     rec.u.config.value.len = strlen(kv->value);
-    if (meta_record_check(&rec, &why) != 0) {
+    if (meta_record_check(&rec, &why) != 0 ||
+        topic_config_parse(kv->key, kv->value, rf, &v, &why) != 0) {
         ctl_core_refuse(out, WEIR_EINVALID_CONFIG, "%s", why.msg);
         return false;
+    }
+    if (v.key == TOPIC_CONFIG_MIN_INSYNC_REPLICAS) {
+        *min_isr = (int32_t)v.i;
     }
     return true;
 }
 
-/* Keys are checked for form here; their meaning is the brokers' business,
- * except min.insync.replicas, which must fit the replication factor. */
+/* Every key is checked for form (record limits) and meaning against the
+ * table every broker applies (common/topic_config.h: known key, valid
+ * value, min.insync.replicas within the replication factor), so a config
+ * is refused here rather than skipped by the brokers. */
 static bool ctl_topic_check_configs(const struct ctl_event *ev,
                                     int32_t rf,
                                     int32_t *min_isr,
@@ -78,7 +67,7 @@ static bool ctl_topic_check_configs(const struct ctl_event *ev,
         return false;
     }
     for (i = 0; i < n; i++) {
-        if (!ctl_topic_check_kv(&kv[i], out)) {
+        if (!ctl_topic_check_kv(&kv[i], rf, min_isr, out)) {
             return false;
         }
         for (j = 0; j < i; j++) {
@@ -87,13 +76,6 @@ static bool ctl_topic_check_configs(const struct ctl_event *ev,
                                 "config %s given twice", kv[i].key);
                 return false;
             }
-        }
-        if (strcmp(kv[i].key, CTL_TOPIC_MIN_ISR) == 0 &&
-            !ctl_topic_parse_count(kv[i].value, rf, min_isr)) {
-            ctl_core_refuse(out, WEIR_EINVALID_CONFIG,
-                            "%s=%s: expected 1..%d (the replication factor)",
-                            CTL_TOPIC_MIN_ISR, kv[i].value, (int)rf);
-            return false;
         }
     }
     return true;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Fuzz target: configuration text. The input is an INI document applied
  * with cfg_load_string over a small options table; the same bytes also go
- * through cfg_set as "name=value" and through the integer and boolean
- * parsers. Oracles: only the documented codes, accepted integers inside
- * their bounds, no leaks once cfg_free has run. */
+ * through cfg_set as "name=value", through the integer and boolean
+ * parsers, and as a topic config "key=value" through topic_config_parse
+ * (what CreateTopics receives from any client). Oracles: only the
+ * documented codes, accepted values inside their bounds, no leaks once
+ * cfg_free has run. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 
 #include "common/cfg.h"
 #include "common/mem.h"
+#include "common/topic_config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -48,6 +51,41 @@ static void fuzz_config_check(const struct fuzz_conf *c,
     }
     if (c->port < 1 || c->port > 65535 || c->segment_bytes < 4096 ||
         c->data_dir == NULL) {
+        abort();
+    }
+}
+
+/* A topic config as CreateTopics carries it; the replication factor
+ * comes from the input's length so every bound is reached. */
+static void fuzz_topic_config(const char *key, const char *value, size_t size)
+{
+    int32_t rf = (int32_t)(size % 6);
+    struct topic_config_value v;
+    struct err_detail ed;
+    int rv;
+
+    err_detail_clear(&ed);
+    rv = topic_config_parse(key, value, rf, &v, &ed);
+    if (rv != 0) {
+        if (rv != WEIR_EINVALID_CONFIG || ed.code != rv || ed.msg[0] == '\0') {
+            abort();
+        }
+        return;
+    }
+    if (strcmp(topic_config_key_name(v.key), key) != 0) {
+        abort();
+    }
+    if (v.key == TOPIC_CONFIG_MIN_INSYNC_REPLICAS &&
+        (v.i < 1 || v.i > (rf > 0 ? rf : INT16_MAX))) {
+        abort();
+    }
+    if (v.key == TOPIC_CONFIG_MIN_CLEANABLE_DIRTY_RATIO &&
+        !(v.ratio >= 0.0 && v.ratio <= 1.0)) {
+        abort();
+    }
+    if (v.key == TOPIC_CONFIG_CLEANUP_POLICY &&
+        (v.bits == 0 || (v.bits & ~(TOPIC_CONFIG_CLEANUP_DELETE |
+                                    TOPIC_CONFIG_CLEANUP_COMPACT)) != 0)) {
         abort();
     }
 }
@@ -93,6 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fuzz_config_check(&c, rv, &ed);
         }
         cfg_free(fuzz_opts, FUZZ_N_OPTS, &c);
+        fuzz_topic_config(text, eq + 1, size);
     }
     mem_free(text);
     return 0;

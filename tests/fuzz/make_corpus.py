@@ -235,6 +235,16 @@ def batch_seeds():
         "trailing-bytes": trailing,
         "negative-key-len": batch([b"\x10\x00\x00\x00\x03k\x02v\x00"]),
         "empty": b"",
+        # topic configs as CreateTopics carries them (key=value)
+        "topic-retention-bad": b"retention.ms=abc",
+        "topic-retention-ok": b"retention.ms=604800000",
+        "topic-cleanup-bad": b"cleanup.policy=banana",
+        "topic-cleanup-both": b"cleanup.policy=compact,delete",
+        "topic-unknown": b"nosuch.key=1",
+        "topic-min-isr": b"min.insync.replicas=3",
+        "topic-ratio": b"min.cleanable.dirty.ratio=0.25",
+        "topic-flush": b"flush.policy=never",
+        "topic-min-int": b"retention.bytes=-9223372036854775808",
     }
 
 
@@ -274,6 +284,16 @@ def config_seeds():
         "big-number": b"segment-bytes = 9223372036854775807\n",
         "overflow": b"segment-bytes = 8589934592g\n",
         "empty": b"",
+        # topic configs as CreateTopics carries them (key=value)
+        "topic-retention-bad": b"retention.ms=abc",
+        "topic-retention-ok": b"retention.ms=604800000",
+        "topic-cleanup-bad": b"cleanup.policy=banana",
+        "topic-cleanup-both": b"cleanup.policy=compact,delete",
+        "topic-unknown": b"nosuch.key=1",
+        "topic-min-isr": b"min.insync.replicas=3",
+        "topic-ratio": b"min.cleanable.dirty.ratio=0.25",
+        "topic-flush": b"flush.policy=never",
+        "topic-min-int": b"retention.bytes=-9223372036854775808",
     }
 
 

@@ -10,3 +10,8 @@ weir_unit_test(test_group_sim
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_group_sim.c
           ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_group_fixture.c
   LIBS weir_group_core weir_common)
+
+weir_unit_test(test_group_failover
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_group_failover.c
+          ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_group_fixture.c
+  LIBS weir_group_core weir_common)

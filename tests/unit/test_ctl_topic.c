@@ -352,6 +352,47 @@ static void test_delete_topic(void **state)
     fx_assert_replay_equal(f);
 }
 
+/* Configs the brokers could not apply are refused with INVALID_CONFIG
+ * naming the key, before any record is written; the valid ones around
+ * them do not make the topic half-created. */
+static void test_bad_configs_are_refused_naming_the_key(void **state)
+{
+    struct ctl_fixture *f = *state;
+    static const struct ctl_kv bad[] = {
+        {"retention.ms", "abc"},       {"cleanup.policy", "banana"},
+        {"nosuch.key", "1"},           {"segment.bytes", "1"},
+        {"flush.policy", "sometimes"}, {"min.cleanable.dirty.ratio", "2"},
+        {"max.message.bytes", "-1"},
+    };
+    struct ctl_kv kv[2];
+    int64_t end;
+    size_t i;
+
+    join_range(f, 1, 3, NULL);
+    end = meta_image_end_offset(fx_image(f));
+    kv[0].key = "retention.ms";
+    kv[0].value = "604800000";
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        kv[1] = bad[i];
+        assert_int_equal(create_with(f, "t", 1, 3, kv, 2),
+                         WEIR_EINVALID_CONFIG);
+        assert_non_null(strstr(f->out.detail.msg, bad[i].key));
+        assert_int_equal(f->out.n_records, 0);
+        assert_int_equal(meta_image_end_offset(fx_image(f)), end);
+        assert_null(meta_image_topic_by_name(fx_image(f), "t", 1));
+    }
+    assert_non_null(strstr(f->out.detail.msg, "expected an integer"));
+    kv[1].key = "nosuch.key";
+    kv[1].value = "1";
+    assert_int_equal(create_with(f, "t", 1, 3, kv, 2), WEIR_EINVALID_CONFIG);
+    assert_non_null(strstr(f->out.detail.msg, "unknown topic config"));
+    assert_non_null(strstr(f->out.detail.msg, "cleanup.policy"));
+    kv[1].key = "cleanup.policy";
+    kv[1].value = "compact";
+    assert_int_equal(create_with(f, "t", 1, 3, kv, 2), 0);
+    fx_assert_replay_equal(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +412,8 @@ int main(void)
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_delete_topic, fx_setup,
                                         fx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_bad_configs_are_refused_naming_the_key, fx_setup, fx_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

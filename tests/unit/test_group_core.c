@@ -35,10 +35,23 @@ static void test_first_join_gets_id_and_leads(void **state)
 {
     struct gfx *f = *state;
     const struct group_answer *a;
+    uint64_t r;
 
     assert_int_equal(gfx_join(f, "", "c1"), 0);
+    r = f->last_request;
+    /* the rebalance completes at once, but the join waits for the record
+     * holding generation 1, bounded by the rebalance timeout */
+    assert_int_equal(f->out.n_answers, 0);
+    assert_true(f->out.persist);
+    assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
+    assert_int_equal(gfx_generation(f), 1);
+    assert_int_equal(f->out.next_tick_ms, 5000);
+    assert_int_equal(gfx_heartbeat(f, "c1-t1", 1), WEIR_EREBALANCE_IN_PROGRESS);
+    assert_int_equal(gfx_sync(f, "c1-t1", 1, "c1-t1=p0"),
+                     WEIR_EREBALANCE_IN_PROGRESS);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(f->out.n_answers, 1);
-    a = gfx_answer(f, f->last_request);
+    a = gfx_answer(f, r);
     assert_non_null(a);
     assert_int_equal(a->type, GROUP_EV_JOIN);
     assert_int_equal(a->error, 0);
@@ -50,18 +63,25 @@ static void test_first_join_gets_id_and_leads(void **state)
     assert_string_equal(a->members[0].member_id, "c1-t1");
     assert_string_equal(a->members[0].client_id, "c1");
     assert_string_equal(gfx_str(a->members[0].metadata), "c1:range");
-    assert_true(f->out.persist);
+    assert_false(f->out.persist);
     assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
     assert_int_equal(f->out.next_tick_ms, 10000);
 
+    /* the assignment too is answered once its record is committed */
     assert_int_equal(gfx_sync(f, "c1-t1", 1, "c1-t1=p0"), 0);
-    a = gfx_answer(f, f->last_request);
+    r = f->last_request;
+    assert_int_equal(f->out.n_answers, 0);
+    assert_true(f->out.persist);
+    assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
+    assert_int_equal(gfx_commit(f, "c1-t1", 1), WEIR_EREBALANCE_IN_PROGRESS);
+    assert_int_equal(gfx_persisted(f), 0);
+    a = gfx_answer(f, r);
     assert_non_null(a);
     assert_int_equal(a->type, GROUP_EV_SYNC);
     assert_int_equal(a->error, 0);
     assert_string_equal(gfx_str(a->assignment), "p0");
-    assert_true(f->out.persist);
     assert_int_equal(gfx_state(f), GROUP_STABLE);
+    assert_int_equal(gfx_commit(f, "c1-t1", 1), 0);
 }
 
 static void test_initial_delay_waits_for_more_members(void **state)
@@ -88,6 +108,8 @@ static void test_initial_delay_waits_for_more_members(void **state)
     assert_int_equal(gfx_advance(f, 1999), 0);
     assert_int_equal(f->out.n_answers, 0);
     assert_int_equal(gfx_advance(f, 1), 0);
+    assert_int_equal(f->out.n_answers, 0);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(f->out.n_answers, 2);
     a = gfx_answer(f, r1);
     assert_int_equal(a->generation_id, 1);
@@ -120,12 +142,14 @@ static void test_new_member_rebalances_stable_group(void **state)
     assert_int_equal(gfx_heartbeat(f, ids[0], 1), WEIR_EREBALANCE_IN_PROGRESS);
     assert_int_equal(gfx_join(f, ids[0], "c1"), 0);
     ra = f->last_request;
+    assert_int_equal(f->out.n_answers, 0);
+    assert_true(f->out.persist);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(f->out.n_answers, 2);
     assert_int_equal(gfx_answer(f, ra)->generation_id, 2);
     assert_int_equal(gfx_answer(f, rb)->generation_id, 2);
     assert_int_equal(gfx_answer(f, ra)->n_members, 2);
     assert_int_equal(gfx_answer(f, rb)->n_members, 0);
-    assert_true(f->out.persist);
 
     /* the follower's sync waits for the leader's */
     assert_int_equal(gfx_sync(f, b, 2, NULL), 0);
@@ -134,6 +158,10 @@ static void test_new_member_rebalances_stable_group(void **state)
     assert_int_equal(gfx_heartbeat(f, b, 2), 0);
     assert_int_equal(gfx_commit(f, b, 2), WEIR_EREBALANCE_IN_PROGRESS);
     assert_int_equal(gfx_sync(f, ids[0], 2, "c2-t2=B,c1-t1=A"), 0);
+    assert_int_equal(f->out.n_answers, 0);
+    assert_int_equal(gfx_heartbeat(f, b, 2), 0);
+    assert_int_equal(gfx_commit(f, b, 2), WEIR_EREBALANCE_IN_PROGRESS);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(f->out.n_answers, 2);
     assert_string_equal(gfx_str(gfx_answer(f, sb)->assignment), "B");
     assert_string_equal(gfx_str(gfx_answer(f, f->last_request)->assignment),
@@ -167,6 +195,8 @@ static void test_member_missing_rejoin_is_removed(void **state)
     assert_int_equal(gfx_advance(f, 1999), 0);
     assert_int_equal(f->out.n_answers, 0);
     assert_int_equal(gfx_advance(f, 1), 0);
+    assert_int_equal(f->out.n_answers, 0);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(f->out.n_answers, 2);
     a = gfx_answer(f, ra);
     assert_int_equal(a->generation_id, 3);
@@ -200,6 +230,7 @@ static void test_session_expiry_rebalances(void **state)
     struct gfx *f = *state;
     const char *ids[2];
     const struct group_answer *a;
+    uint64_t r;
 
     gfx_stable_group(f, 2, ids); /* sessions 10000 from 0 */
     assert_int_equal(f->out.next_tick_ms, 10000);
@@ -215,7 +246,11 @@ static void test_session_expiry_rebalances(void **state)
     assert_int_equal(f->out.next_tick_ms, 15000);
     assert_int_equal(gfx_heartbeat(f, ids[0], 2), WEIR_EREBALANCE_IN_PROGRESS);
     assert_int_equal(gfx_join(f, ids[0], "c1"), 0);
-    a = gfx_answer(f, f->last_request);
+    r = f->last_request;
+    assert_null(gfx_answer(f, r));
+    assert_int_equal(f->out.next_tick_ms, 15000); /* the record's deadline */
+    assert_int_equal(gfx_persisted(f), 0);
+    a = gfx_answer(f, r);
     assert_non_null(a);
     assert_int_equal(a->generation_id, 3);
     assert_int_equal(a->n_members, 1);
@@ -232,6 +267,7 @@ static void test_expiry_of_parked_sync_answers_it(void **state)
     assert_int_equal(gfx_join(f, ids[1], "c2"), 0);
     assert_int_equal(gfx_join(f, ids[0], "c1"), 0);
     assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(gfx_sync(f, ids[1], 3, NULL), 0);
     s2 = f->last_request;
     /* the leader never syncs: its session ends, the follower's parked
@@ -261,7 +297,10 @@ static void test_leave_answers_parked_join(void **state)
     assert_int_equal(f->out.n_answers, 1);
     assert_int_equal(gfx_answer(f, r2)->error, WEIR_EUNKNOWN_MEMBER_ID);
     assert_int_equal(gfx_leave(f, ids[0]), 0);
-    /* only c3 is left and it has joined: the rebalance completes */
+    /* only c3 is left and it has joined: the rebalance completes, and is
+     * answered once its record is committed */
+    assert_int_equal(f->out.n_answers, 0);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(f->out.n_answers, 1);
     assert_int_equal(gfx_answer(f, r3)->generation_id, 3);
     assert_string_equal(gfx_answer(f, r3)->leader_id, c3);
@@ -296,6 +335,7 @@ static void test_protocol_is_leaders_first_shared(void **state)
     assert_int_equal(gfx_join_full(f, "", "c5", "consumer", "", 10000, 5000),
                      WEIR_EINCONSISTENT_GROUP_PROTOCOL);
     assert_int_equal(gfx_advance(f, 100), 0);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(f->out.n_answers, 2);
     assert_string_equal(gfx_answer(f, r1)->protocol, "range");
     assert_string_equal(gfx_str(gfx_answer(f, r1)->members[1].metadata),
@@ -305,6 +345,7 @@ static void test_protocol_is_leaders_first_shared(void **state)
 static void test_session_timeout_out_of_range(void **state)
 {
     struct gfx *f = *state;
+    uint64_t r;
 
     assert_int_equal(gfx_join_full(f, "", "c1", "consumer", "range", 999, 0),
                      WEIR_EINVALID_SESSION_TIMEOUT);
@@ -314,7 +355,9 @@ static void test_session_timeout_out_of_range(void **state)
     assert_true(group_core_is_empty(f->g));
     assert_int_equal(gfx_join_full(f, "", "c1", "consumer", "range", 1000, 0),
                      0);
-    assert_int_equal(gfx_answer(f, f->last_request)->error, 0);
+    r = f->last_request;
+    assert_int_equal(gfx_persisted(f), 0);
+    assert_int_equal(gfx_answer(f, r)->error, 0);
 }
 
 static void test_commit_checks(void **state)
@@ -334,6 +377,8 @@ static void test_commit_checks(void **state)
     assert_int_equal(gfx_join(f, ids[0], "c1"), 0);
     assert_int_equal(gfx_join(f, ids[1], "c2"), 0);
     assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
+    assert_int_equal(gfx_commit(f, ids[1], 3), WEIR_EREBALANCE_IN_PROGRESS);
+    assert_int_equal(gfx_persisted(f), 0);
     assert_int_equal(gfx_commit(f, ids[1], 3), WEIR_EREBALANCE_IN_PROGRESS);
     /* every session expires: the zombie's commit is refused */
     assert_int_equal(gfx_advance(f, 10000), 0);
@@ -494,7 +539,7 @@ static void test_out_of_memory_leaves_group_unchanged(void **state)
     int i;
 
     gfx_stable_group(f, 2, ids);
-    for (i = 0; i < 6; i++) {
+    for (i = 0; i < 8; i++) {
         struct group_event ev = {.type = GROUP_EV_JOIN};
         struct group_protocol p[2] = {
             {"range", {(const uint8_t *)"m", 1}},
@@ -512,16 +557,21 @@ static void test_out_of_memory_leaves_group_unchanged(void **state)
         ev.u.join.client_id = "c9";
         ev.u.join.new_member_token = "new";
         ev.u.join.session_timeout_ms = 10000;
-        ev.u.join.rebalance_timeout_ms = 100;
+        ev.u.join.rebalance_timeout_ms = 1000;
         ev.u.join.protocol_type = "consumer";
         ev.u.join.protocols = p;
         ev.u.join.n_protocols = 2;
-        if (i >= 3) {
+        if (i >= 4) {
             ev.type = GROUP_EV_SYNC;
             ev.generation_id = gfx_generation(f);
-            ev.member_id = i == 3 ? ids[0] : ids[1];
+            ev.member_id = i == 4 ? ids[0] : ids[1];
             ev.u.sync.assignments = as;
             ev.u.sync.n_assignments = 3;
+        }
+        if (i == 3 || i == 7) { /* the joins', then the assignment's record */
+            memset(&ev.u, 0, sizeof(ev.u));
+            ev.type = GROUP_EV_PERSISTED;
+            ev.u.persisted.seq = f->persist_seq;
         }
         for (n = 1;; n++) {
             gfx_view_text(f, before, sizeof(before));
@@ -530,6 +580,9 @@ static void test_out_of_memory_leaves_group_unchanged(void **state)
             mem_fault_set(0, 0);
             assert_int_equal(group_core_check_invariants(f->g), 0);
             if (rv == 0) {
+                if (f->out.persist) {
+                    f->persist_seq = f->out.persist_seq;
+                }
                 break;
             }
             assert_int_equal(rv, WEIR_ENOMEM);
@@ -539,6 +592,7 @@ static void test_out_of_memory_leaves_group_unchanged(void **state)
         f->now_ms += 100;
     }
     assert_int_equal(gfx_generation(f), 3);
+    assert_int_equal(gfx_state(f), GROUP_STABLE);
 }
 
 int main(void)

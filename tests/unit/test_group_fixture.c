@@ -38,6 +38,75 @@ const char *gfx_str(struct weir_slice s)
     return b;
 }
 
+static void gfx_copy(char *dst, size_t cap, const char *src, size_t len)
+{
+    if (len >= cap) {
+        len = cap - 1;
+    }
+    if (len > 0) {
+        memcpy(dst, src, len);
+    }
+    dst[len] = '\0';
+}
+
+/* Point r's view at r's own copies. */
+static void gfx_record_fix(struct gfx_record *r)
+{
+    size_t i;
+
+    r->v.protocol_type = r->protocol_type;
+    r->v.protocol = r->protocol;
+    r->v.leader_id = r->leader;
+    r->v.members = r->m;
+    for (i = 0; i < r->v.n_members; i++) {
+        r->m[i].member_id = r->strs[i][0];
+        r->m[i].client_id = r->strs[i][1];
+        r->m[i].client_host = r->strs[i][2];
+        r->m[i].assignment.p = (const uint8_t *)r->strs[i][3];
+        r->m[i].metadata.p = r->meta[i];
+    }
+}
+
+void gfx_record_take(const struct group_core *g, struct gfx_record *r)
+{
+    struct group_view v;
+    size_t i;
+    size_t k;
+
+    group_core_describe(g, &v);
+    assert_true(v.n_members <= 16);
+    memset(r, 0, sizeof(*r));
+    r->valid = true;
+    r->v = v;
+    gfx_copy(r->protocol_type, sizeof(r->protocol_type), v.protocol_type,
+             strlen(v.protocol_type));
+    gfx_copy(r->protocol, sizeof(r->protocol), v.protocol, strlen(v.protocol));
+    gfx_copy(r->leader, sizeof(r->leader), v.leader_id, strlen(v.leader_id));
+    for (i = 0; i < v.n_members; i++) {
+        const struct group_member_view *m = &v.members[i];
+        const char *parts[3] = {m->member_id, m->client_id, m->client_host};
+
+        r->m[i] = *m;
+        for (k = 0; k < 3; k++) {
+            const char *p = parts[k] != NULL ? parts[k] : "";
+            gfx_copy(r->strs[i][k], sizeof(r->strs[i][k]), p, strlen(p));
+        }
+        gfx_copy(r->strs[i][3], sizeof(r->strs[i][3]),
+                 (const char *)m->assignment.p, m->assignment.len);
+        assert_true(m->metadata.len <= sizeof(r->meta[i]));
+        if (m->metadata.len > 0) {
+            memcpy(r->meta[i], m->metadata.p, m->metadata.len);
+        }
+    }
+    gfx_record_fix(r);
+}
+
+void gfx_record_copy(struct gfx_record *dst, const struct gfx_record *src)
+{
+    *dst = *src;
+    gfx_record_fix(dst);
+}
+
 void gfx_init(struct gfx *f, const struct group_config *cfg)
 {
     memset(f, 0, sizeof(*f));
@@ -68,6 +137,10 @@ static int gfx_step(struct gfx *f, struct group_event *ev)
     rv = group_core_step(f->g, ev, &f->out);
     assert_int_equal(rv, 0);
     assert_int_equal(group_core_check_invariants(f->g), 0);
+    if (f->out.persist) {
+        assert_true(f->out.persist_seq > f->persist_seq);
+        f->persist_seq = f->out.persist_seq;
+    }
     return f->out.result;
 }
 
@@ -185,6 +258,21 @@ int gfx_advance(struct gfx *f, uint64_t ms)
     return gfx_tick(f);
 }
 
+int gfx_persist_failed(struct gfx *f, int error)
+{
+    struct group_event ev = {.type = GROUP_EV_PERSISTED};
+
+    assert_true(f->persist_seq > 0);
+    ev.u.persisted.seq = f->persist_seq;
+    ev.u.persisted.error = error;
+    return gfx_step(f, &ev);
+}
+
+int gfx_persisted(struct gfx *f)
+{
+    return gfx_persist_failed(f, 0);
+}
+
 const struct group_answer *gfx_answer(const struct gfx *f, uint64_t request_id)
 {
     size_t i;
@@ -239,7 +327,15 @@ void gfx_stable_group(struct gfx *f, int n, const char **ids)
             assert_int_equal(gfx_join(f, ids[j], client), 0);
             req[j] = f->last_request;
         }
+        if (i < n - 1) {
+            assert_int_equal(gfx_persisted(f), 0); /* generation i + 1 */
+        }
     }
+    /* the rebalance completed: nothing is answered before its record */
+    assert_true(f->out.persist);
+    assert_int_equal(f->out.n_answers, 0);
+    assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
+    assert_int_equal(gfx_persisted(f), 0);
     for (i = 0; i < n; i++) {
         const struct group_answer *a = gfx_answer(f, req[i]);
 
@@ -252,6 +348,11 @@ void gfx_stable_group(struct gfx *f, int n, const char **ids)
     }
     assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
     assert_int_equal(gfx_sync(f, ids[0], n, assign), 0);
+    assert_true(f->out.persist);
+    assert_int_equal(f->out.n_answers, 0);
+    assert_int_equal(gfx_state(f), GROUP_COMPLETING_REBALANCE);
+    assert_int_equal(gfx_persisted(f), 0);
+    assert_int_equal(f->out.n_answers, 1);
     assert_int_equal(gfx_state(f), GROUP_STABLE);
     for (i = 1; i < n; i++) {
         assert_int_equal(gfx_sync(f, ids[i], n, NULL), 0);

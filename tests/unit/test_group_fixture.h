@@ -17,8 +17,26 @@ struct gfx {
     uint64_t now_ms;
     uint64_t next_request;
     uint64_t last_request; /* of the last JOIN or SYNC */
+    uint64_t persist_seq;  /* the last record the core asked for */
     int tokens;            /* for new member ids */
 };
+
+/* A copy of a group record (a view) that outlives the core, to restore a
+ * successor coordinator from. */
+struct gfx_record {
+    bool valid;
+    struct group_view v; /* points into this struct */
+    struct group_member_view m[16];
+    char strs[16][4][96]; /* id, client, host, assignment */
+    uint8_t meta[16][16];
+    char protocol_type[16];
+    char protocol[16];
+    char leader[64];
+};
+
+/* The record the core would write now (group_core_describe). */
+void gfx_record_take(const struct group_core *g, struct gfx_record *r);
+void gfx_record_copy(struct gfx_record *dst, const struct gfx_record *src);
 
 /* New core with cfg (NULL: defaults); time 0. */
 void gfx_init(struct gfx *f, const struct group_config *cfg);
@@ -45,6 +63,10 @@ int gfx_commit(struct gfx *f, const char *member_id, int32_t generation);
 int gfx_tick(struct gfx *f);
 /* Move time forward, then tick. */
 int gfx_advance(struct gfx *f, uint64_t ms);
+/* The adapter's report: the last record asked for is committed (error 0)
+ * or failed. Asserts one was asked for. */
+int gfx_persisted(struct gfx *f);
+int gfx_persist_failed(struct gfx *f, int error);
 
 /* The answer to request_id in the last step, or NULL. */
 const struct group_answer *gfx_answer(const struct gfx *f, uint64_t request_id);
@@ -58,7 +80,8 @@ const char *gfx_str(struct weir_slice s);
 /* Join "" as client, deliver every answer; returns the new member id
  * (gfx_keep'd). Asserts the join was parked or answered. */
 const char *gfx_new_member(struct gfx *f, const char *client);
-/* A STABLE group with members c1..cn; ids go to ids[]. */
+/* A STABLE group with members c1..cn (every record committed); ids go to
+ * ids[]. */
 void gfx_stable_group(struct gfx *f, int n, const char **ids);
 
 #endif /* TESTS_UNIT_TEST_GROUP_FIXTURE_H */

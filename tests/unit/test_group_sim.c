@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Seeded random runs of one group core: clients join, sync, heartbeat,
- * commit, leave, go silent and come back, on random time steps. After
- * every step: the core's invariants hold, the generation never goes back,
- * each generation has one leader answer, every answer is for a parked
+ * commit, leave, go silent and come back, on random time steps; the
+ * adapter reports the group records committed (or failed) some steps
+ * after they were asked for; the coordinator fails over at random
+ * moments, its successor restoring the group from a record its log holds
+ * (the last committed one, or a later one it may have received), and the
+ * parked requests are lost. After every step: the core's invariants hold,
+ * the generation never goes back (but at a failover), no generation is
+ * handed out twice (one leader answer each, across failovers), no join is
+ * answered before the record of its generation is committed nor a sync
+ * before the record of its assignment, every answer is for a parked
  * request and answers it once, a STABLE group's assignments are the ones
  * its leader sent. At the end every client leaves and nothing is left
  * unanswered. A failing run prints its seed. */
@@ -16,11 +23,13 @@
 #include <cmocka.h>
 
 #include "broker/group/group_core.h"
+#include "tests/unit/test_group_fixture.h"
 
 #define SIM_CLIENTS  10
 #define SIM_STEPS    4000
 #define SIM_MAX_REQS (SIM_STEPS + 16)
 #define SIM_MAX_GENS (SIM_STEPS + 16)
+#define SIM_RING     8 /* group records kept for failovers */
 
 struct sim_client {
     char member_id[64]; /* "" before the first answer */
@@ -36,6 +45,7 @@ struct sim_client {
 struct sim {
     uint64_t rng;
     uint64_t seed;
+    struct group_config cfg;
     struct group_core *g;
     struct group_actions out;
     uint64_t now_ms;
@@ -47,6 +57,15 @@ struct sim {
     int tokens;
     unsigned stable_steps; /* coverage: the run must not stay stuck */
     unsigned answers;
+    /* the adapter: records asked for, reported, committed */
+    struct gfx_record recs[SIM_RING]; /* by seq % SIM_RING */
+    struct gfx_record base;           /* what a successor restored */
+    uint64_t written;
+    uint64_t told;
+    uint64_t committed;
+    int32_t durable_gen;      /* newest generation in a committed record */
+    int32_t durable_assigned; /* ... in one with the assignment */
+    unsigned failovers;
 };
 
 static uint64_t sim_rand(struct sim *s)
@@ -84,6 +103,8 @@ static void sim_on_join_answer(struct sim *s,
     if (a->error != 0) {
         if (a->error == WEIR_EUNKNOWN_MEMBER_ID) {
             c->member_id[0] = '\0';
+        } else if (a->error == WEIR_ECOORDINATOR_NOT_AVAILABLE) {
+            c->generation = -1; /* its record failed: join again */
         }
         return;
     }
@@ -94,9 +115,13 @@ static void sim_on_join_answer(struct sim *s,
     if (a->generation_id < s->last_generation) {
         sim_fail(s, "join answered with an old generation");
     }
+    if (a->generation_id > s->durable_gen) {
+        sim_fail(s, "join answered before its generation's record was "
+                    "committed");
+    }
     if (c->is_leader) {
         if (++s->leader_answers[a->generation_id] > 1) {
-            sim_fail(s, "two leaders in one generation");
+            sim_fail(s, "a generation handed out twice (two leaders)");
         }
         assert_true(a->n_members <= SIM_CLIENTS * 2);
         c->n_members = a->n_members;
@@ -119,6 +144,10 @@ static void sim_on_sync_answer(struct sim *s,
     if (a->error != 0) {
         c->generation = -1; /* join again */
         return;
+    }
+    if (c->generation > s->durable_assigned) {
+        sim_fail(s, "sync answered before its assignment's record was "
+                    "committed");
     }
     sim_assignment_text(c->member_id, c->generation, want, sizeof(want));
     if (a->assignment.len != strlen(want) ||
@@ -179,6 +208,97 @@ static void sim_check(struct sim *s)
     }
 }
 
+static void sim_step(struct sim *s, struct group_event *ev, int k);
+
+/* The adapter reports a record: usually the newest, sometimes an older
+ * one still unreported; sometimes it failed. Records of a group are
+ * committed in order, so a commit covers every earlier record. */
+static void sim_report(struct sim *s)
+{
+    struct group_event ev = {.type = GROUP_EV_PERSISTED};
+    uint64_t seq = s->written;
+    uint64_t oldest = s->written > SIM_RING ? s->written - SIM_RING + 1 : 1;
+    const struct gfx_record *r;
+
+    if (oldest <= s->told) {
+        oldest = s->told + 1;
+    }
+    if (s->written <= s->told) {
+        return;
+    }
+    if (sim_below(s, 4) == 0) {
+        seq = oldest + sim_below(s, (unsigned)(s->written - oldest + 1));
+    }
+    ev.u.persisted.seq = seq;
+    ev.u.persisted.error =
+        sim_below(s, 20) == 0 ? WEIR_ECOORDINATOR_NOT_AVAILABLE : 0;
+    if (ev.u.persisted.error == 0) {
+        r = &s->recs[seq % SIM_RING];
+        s->committed = seq;
+        if (r->v.generation_id > s->durable_gen) {
+            s->durable_gen = r->v.generation_id;
+        }
+        if (!r->v.assignment_pending &&
+            r->v.generation_id > s->durable_assigned) {
+            s->durable_assigned = r->v.generation_id;
+        }
+    }
+    s->told = seq;
+    sim_step(s, &ev, 0);
+}
+
+/* The coordinator dies. Its successor loads the last committed record,
+ * or a later one its log may hold (written, not known committed); the
+ * parked requests are lost and their clients join again. */
+static void sim_failover(struct sim *s)
+{
+    const struct gfx_record *r = &s->base;
+    struct group_view v;
+    size_t i;
+    int k;
+
+    if (s->committed > 0 && s->committed + SIM_RING > s->written) {
+        r = &s->recs[s->committed % SIM_RING];
+    }
+    if (s->written > s->committed && sim_below(s, 2) == 0) {
+        uint64_t seq =
+            s->written - sim_below(s, (unsigned)(s->written - s->committed));
+        if (seq + SIM_RING > s->written) {
+            r = &s->recs[seq % SIM_RING];
+        }
+    }
+    if (r != &s->base) {
+        gfx_record_copy(&s->base, r);
+    }
+    /* what the successor loads is its log: committed from now on */
+    if (s->base.valid && s->base.v.generation_id > s->durable_gen) {
+        s->durable_gen = s->base.v.generation_id;
+    }
+    if (s->base.valid && !s->base.v.assignment_pending &&
+        s->base.v.generation_id > s->durable_assigned) {
+        s->durable_assigned = s->base.v.generation_id;
+    }
+    group_core_free(s->g);
+    assert_int_equal(group_core_new(&s->cfg, "sim", &s->g), 0);
+    if (s->base.valid) {
+        assert_int_equal(group_core_restore(s->g, &s->base.v, s->now_ms), 0);
+    }
+    assert_int_equal(group_core_check_invariants(s->g), 0);
+    memset(s->recs, 0, sizeof(s->recs));
+    s->written = s->told = s->committed = 0;
+    for (i = 0; i < SIM_MAX_REQS; i++) {
+        k = s->req_client[i];
+        if (k >= 0) {
+            s->req_client[i] = -1;
+            s->c[k].waiting = false;
+            s->c[k].generation = -1; /* NOT_COORDINATOR: join again */
+        }
+    }
+    group_core_describe(s->g, &v);
+    s->last_generation = v.generation_id;
+    s->failovers++;
+}
+
 static void sim_step(struct sim *s, struct group_event *ev, int k)
 {
     bool parks = ev->type == GROUP_EV_JOIN || ev->type == GROUP_EV_SYNC;
@@ -192,6 +312,13 @@ static void sim_step(struct sim *s, struct group_event *ev, int k)
     assert_int_equal(group_core_step(s->g, ev, &s->out), 0);
     if (s->out.next_tick_ms != UINT64_MAX && s->out.next_tick_ms < s->now_ms) {
         sim_fail(s, "next tick in the past");
+    }
+    if (s->out.persist) {
+        if (s->out.persist_seq <= s->written) {
+            sim_fail(s, "a record asked for twice");
+        }
+        s->written = s->out.persist_seq;
+        gfx_record_take(s->g, &s->recs[s->written % SIM_RING]);
     }
     sim_deliver(s);
     if (parks && s->out.result != 0) {
@@ -329,11 +456,23 @@ static void sim_drain(struct sim *s)
     }
 }
 
-static void sim_run(uint64_t seed, uint32_t initial_delay_ms)
+/* Every third step or so the adapter reports a record; now and then the
+ * coordinator fails over (failovers per 1000 steps). */
+static void sim_adapter(struct sim *s, unsigned failovers_per_1000)
+{
+    if (sim_below(s, 3) == 0) {
+        sim_report(s);
+    }
+    if (sim_below(s, 1000) < failovers_per_1000) {
+        sim_failover(s);
+    }
+}
+
+static void
+sim_run(uint64_t seed, uint32_t initial_delay_ms, unsigned failovers_per_1000)
 {
     static struct sim sim;
     struct sim *s = &sim;
-    struct group_config cfg;
     struct group_event tick = {.type = GROUP_EV_TICK};
     int step;
     int k;
@@ -346,11 +485,11 @@ static void sim_run(uint64_t seed, uint32_t initial_delay_ms)
     for (k = 0; k < SIM_CLIENTS; k++) {
         s->c[k].generation = -1;
     }
-    group_config_init(&cfg);
-    cfg.initial_rebalance_delay_ms = initial_delay_ms;
-    cfg.max_members = SIM_CLIENTS - 2;
+    group_config_init(&s->cfg);
+    s->cfg.initial_rebalance_delay_ms = initial_delay_ms;
+    s->cfg.max_members = SIM_CLIENTS - 2;
     group_actions_init(&s->out);
-    assert_int_equal(group_core_new(&cfg, "sim", &s->g), 0);
+    assert_int_equal(group_core_new(&s->cfg, "sim", &s->g), 0);
     for (step = 0; step < SIM_STEPS; step++) {
         if (sim_below(s, 4) == 0) {
             uint64_t dt = sim_below(s, 800);
@@ -364,17 +503,24 @@ static void sim_run(uint64_t seed, uint32_t initial_delay_ms)
         } else {
             sim_act(s, (int)sim_below(s, SIM_CLIENTS));
         }
+        sim_adapter(s, failovers_per_1000);
         if (sim_below(s, 500) == 0 && group_core_is_empty(s->g)) {
+            /* deleted (a tombstone): a new group starts from 0 */
             assert_true(group_core_delete(s->g));
             group_core_free(s->g);
-            assert_int_equal(group_core_new(&cfg, "sim", &s->g), 0);
+            assert_int_equal(group_core_new(&s->cfg, "sim", &s->g), 0);
             s->last_generation = 0;
             memset(s->leader_answers, 0, sizeof(s->leader_answers));
+            memset(s->recs, 0, sizeof(s->recs));
+            memset(&s->base, 0, sizeof(s->base));
+            s->written = s->told = s->committed = 0;
+            s->durable_gen = s->durable_assigned = 0;
         }
     }
-    print_message("seed %llu: %u steps STABLE, %u answers, generation %d\n",
+    print_message("seed %llu: %u steps STABLE, %u answers, generation %d, "
+                  "%u failovers\n",
                   (unsigned long long)seed, s->stable_steps, s->answers,
-                  (int)s->last_generation);
+                  (int)s->last_generation, s->failovers);
     assert_true(s->stable_steps > SIM_STEPS / 20);
     sim_drain(s);
     group_core_free(s->g);
@@ -387,7 +533,7 @@ static void test_random_runs_keep_invariants(void **state)
 
     (void)state;
     for (seed = 1; seed <= 8; seed++) {
-        sim_run(seed, 0);
+        sim_run(seed, 0, 0);
     }
 }
 
@@ -397,7 +543,20 @@ static void test_random_runs_with_initial_delay(void **state)
 
     (void)state;
     for (seed = 100; seed <= 104; seed++) {
-        sim_run(seed, 3000);
+        sim_run(seed, 3000, 0);
+    }
+}
+
+/* The coordinator fails over often (about every 100 steps), restoring from
+ * the last committed record or a later written one: no generation is ever
+ * handed out twice. */
+static void test_random_failovers_never_repeat_a_generation(void **state)
+{
+    uint64_t seed;
+
+    (void)state;
+    for (seed = 200; seed <= 215; seed++) {
+        sim_run(seed, 0, 10);
     }
 }
 
@@ -406,6 +565,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_runs_keep_invariants),
         cmocka_unit_test(test_random_runs_with_initial_delay),
+        cmocka_unit_test(test_random_failovers_never_repeat_a_generation),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

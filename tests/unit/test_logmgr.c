@@ -273,7 +273,7 @@ static void test_topic_configs_parse_strictly(void **state)
         {{"cleanup.policy", "compact;delete"}, "for cleanup.policy"},
         {{"cleanup.policy", "compacted"}, "for cleanup.policy"},
         {{"cleanup.policy", "keep"}, "'keep' for cleanup.policy"},
-        {{"segment.bytes", NULL}, "no key or no value"},
+        {{"segment.bytes", NULL}, "segment.bytes has no value"},
     };
     const struct logmgr_kv dup[] = {{"flush.ms", "1"}, {"flush.ms", "2"}};
     size_t i;
@@ -321,6 +321,39 @@ static void test_topic_configs_parse_strictly(void **state)
                      PLOG_FLUSH_NEVER);
     assert_true(plog_config(logmgr_partition(f->m, "c", 1))->retention_ms ==
                 -1);
+}
+
+/* The standalone broker checks configs against the same table as the
+ * controller: the keys of the issue are refused naming the key, nothing
+ * is created, and min.insync.replicas is valid up to its one replica. */
+static void test_standalone_create_checks_the_shared_table(void **state)
+{
+    struct fx *f = *state;
+    static const struct logmgr_kv bad[] = {
+        {"retention.ms", "abc"},
+        {"cleanup.policy", "banana"},
+        {"nosuch.key", "1"},
+        {"min.insync.replicas", "2"},
+    };
+    const struct logmgr_kv isr1 = {"min.insync.replicas", "1"};
+    struct logmgr_topic t;
+    size_t i;
+
+    fx_open(f);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(logmgr_create_topic(f->m, "t", 1, 0, &bad[i], 1, false,
+                                             1000, &f->ed),
+                         WEIR_EINVALID_CONFIG);
+        assert_non_null(strstr(f->ed.msg, bad[i].key));
+        assert_false(logmgr_topic(f->m, "t", &t));
+        assert_int_equal(f->ops->exists(f->ops->ctx, DATA "/t-0"), 0);
+    }
+    assert_non_null(strstr(f->ed.msg, "replication factor"));
+    assert_int_equal(
+        logmgr_create_topic(f->m, "t", 1, 1, &isr1, 1, false, 1000, &f->ed), 0);
+    fx_reopen(f);
+    assert_true(logmgr_topic(f->m, "t", &t));
+    assert_string_equal(t.configs[0].key, "min.insync.replicas");
 }
 
 static void test_validate_only_creates_nothing(void **state)
@@ -603,6 +636,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_invalid_names_create_nothing,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_standalone_create_checks_the_shared_table, setup, teardown),
         cmocka_unit_test_setup_teardown(test_partition_and_replication_checks,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_topic_configs_parse_strictly,
