@@ -293,7 +293,8 @@ static int ctl_core_keep(struct ctl_actions *out, struct meta_record *rec)
         }
         return ctl_core_keep_str(out, &rec->u.acl.name);
     case META_RECORD_REGISTER_BROKER:
-        if (ctl_core_keep_str(out, &rec->u.reg.host) != 0) {
+        if (ctl_core_keep_str(out, &rec->u.reg.host) != 0 ||
+            ctl_core_keep_str(out, &rec->u.reg.directory_id) != 0) {
             return WEIR_ENOMEM;
         }
         return ctl_core_keep_str(out, &rec->u.reg.rack);
