@@ -128,8 +128,13 @@ int ctl_core_new(const struct ctl_config *cfg,
 
 void ctl_core_free(struct ctl_core *core)
 {
+    uint32_t i;
+
     if (core == NULL) {
         return;
+    }
+    for (i = 0; i < core->n_live; i++) {
+        mem_free(core->live[i].offline);
     }
     meta_image_free(core->img);
     mem_free(core->live);

@@ -10,7 +10,7 @@ foreach(t record image snapshot elr)
     LIBS weir_controller_core)
 endforeach()
 
-foreach(t broker elect topic isr restore auth)
+foreach(t broker elect topic isr restore auth elr offline)
   weir_unit_test(test_ctl_${t}
     SOURCES ${CTL_TEST_DIR}/test_ctl_${t}.c
             ${CTL_TEST_DIR}/test_ctl_fixture.c
