@@ -40,7 +40,7 @@ struct ctl_config {
                                            from again; 0 = sessions only */
     uint64_t rebalance_interval_ms;     /* 300000: preferred leaders; 0 = off */
     int32_t default_partitions;         /* 1 */
-    int32_t default_replication_factor; /* 3, capped at live brokers */
+    int32_t default_replication_factor; /* 3, capped at registered brokers */
     int32_t default_min_insync_replicas; /* 2, capped at the RF */
     bool unclean_leader_election; /* false: never lead from outside ISR */
     int64_t producer_id_block;    /* 1000 ids per PRODUCER_IDS record */
