@@ -243,7 +243,9 @@ uint32_t fx_count(const struct ctl_fixture *f, enum meta_record_type type)
 
 bool fx_ids_are(const struct meta_ids *ids, const int32_t *want, uint32_t n)
 {
-    return ids->n == n && memcmp(ids->ids, want, n * sizeof(want[0])) == 0;
+    /* want may be NULL for n == 0 */
+    return ids->n == n &&
+           (n == 0 || memcmp(ids->ids, want, n * sizeof(want[0])) == 0);
 }
 
 static struct meta_image *fx_replay(const struct ctl_fixture *f)
