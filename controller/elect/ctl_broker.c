@@ -168,8 +168,18 @@ int ctl_broker_register(struct ctl_core *core,
                         ev->u.reg.n_offline, CTL_MAX_OFFLINE);
         return 0;
     }
+    /* soft state first (it may fail for memory before any record is
+     * made); the walk below already treats its offline replicas as such */
     rv = ctl_broker_add_live(core, rec.u.reg.id);
-    if (rv == 0 && b != NULL) {
+    if (rv == 0) {
+        rv = ctl_core_set_offline(core, rec.u.reg.id, ev->u.reg.offline,
+                                  ev->u.reg.n_offline, &added, &removed);
+    }
+    if (rv != 0) {
+        return err_set(&out->detail, rv, "registering broker %d",
+                       (int)rec.u.reg.id);
+    }
+    if (b != NULL) {
         rv = ctl_broker_reregister(core, ev, b, out);
     }
     if (rv != 0) {
@@ -180,12 +190,6 @@ int ctl_broker_register(struct ctl_core *core,
     if (rv == 0 && tls.u.tls.port != 0) {
         tls.u.tls.epoch = rec.u.reg.epoch;
         rv = ctl_core_emit(core, out, &tls);
-    }
-    /* it is fenced now: its offline replicas only matter once it is
-     * unfenced, and that election reads them */
-    if (rv == 0) {
-        rv = ctl_core_set_offline(core, rec.u.reg.id, ev->u.reg.offline,
-                                  ev->u.reg.n_offline, &added, &removed);
     }
     if (rv != 0) {
         return rv;
