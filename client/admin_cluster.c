@@ -84,6 +84,7 @@ static int admin_cluster_partitions(struct weir_cluster_desc *d,
             admin_cluster_ids(out->replicas, &out->n_replicas, pi->replicas,
                               pi->n_replicas);
             admin_cluster_ids(out->isr, &out->n_isr, pi->isr, pi->n_isr);
+            admin_cluster_ids(out->elr, &out->n_elr, pi->elr, pi->n_elr);
         }
     }
     return 0;

@@ -111,6 +111,8 @@ struct weir_cluster_partition {
     size_t n_isr;
     int32_t isr[WEIR_MAX_REPLICAS];
     int32_t min_insync_replicas; /* topic config; -1 when not set */
+    size_t n_elr; /* eligible leader replicas: out of the ISR but holding */
+    int32_t elr[WEIR_MAX_REPLICAS]; /* every committed record (KIP-966) */
 };
 
 struct weir_cluster_desc {

@@ -65,7 +65,7 @@ const struct cfg_option ctl_options[] = {
     OPT_INT("default-replication-factor",
             "3",
             "replicas of a topic created without a factor (capped at the "
-            "brokers in service)",
+            "brokers registered; creation waits for enough in service)",
             default_replication_factor,
             1,
             META_MAX_REPLICAS),

@@ -46,16 +46,26 @@ static void ctl_io_trace_change(const struct ctl_server *s,
                                 int64_t offset)
 {
     char isr[META_MAX_REPLICAS * 12];
+    char elr[META_MAX_REPLICAS * 12];
 
     trace_info("controller",
                "event=partition_change topic=%s topic_id=%lld partition=%d "
-               "leader=%d leader_epoch=%d partition_epoch=%d isr=%s "
+               "leader=%d leader_epoch=%d partition_epoch=%d isr=%s elr=%s "
                "unclean=%s offset=%lld",
                ctl_io_topic_name(s, ch->topic_id), (long long)ch->topic_id,
                (int)ch->partition, (int)ch->leader, (int)ch->leader_epoch,
                (int)ch->partition_epoch, ctl_io_ids(&ch->isr, isr, sizeof(isr)),
+               ctl_io_ids(&ch->elr, elr, sizeof(elr)),
                (ch->flags & META_PART_UNCLEAN) ? "true" : "false",
                (long long)offset);
+    if (ch->isr.n == 0 && ch->elr.n == 0) {
+        trace_error("controller",
+                    "event=partition_without_eligible_replica topic=%s "
+                    "partition=%d msg=\"no replica is known to hold every "
+                    "committed record: no leader until one is elected "
+                    "uncleanly (unclean_leader_election)\"",
+                    ctl_io_topic_name(s, ch->topic_id), (int)ch->partition);
+    }
     if (ch->flags & META_PART_UNCLEAN) {
         trace_warn("controller",
                    "event=unclean_election topic_id=%lld partition=%d "
@@ -75,11 +85,12 @@ static void ctl_io_trace_record(const struct ctl_server *s,
     case META_RECORD_REGISTER_BROKER:
         trace_info("controller",
                    "event=broker_registered broker=%d epoch=%lld "
-                   "address=%.*s:%u rack=%.*s",
+                   "address=%.*s:%u rack=%.*s directory_id=%.*s",
                    (int)r->u.reg.id, (long long)r->u.reg.epoch,
                    (int)r->u.reg.host.len, r->u.reg.host.ptr,
                    (unsigned)r->u.reg.port, (int)r->u.reg.rack.len,
-                   r->u.reg.rack.ptr);
+                   r->u.reg.rack.ptr, (int)r->u.reg.directory_id.len,
+                   r->u.reg.directory_id.ptr);
         break;
     case META_RECORD_BROKER_TLS:
         trace_info("controller",

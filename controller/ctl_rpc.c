@@ -81,6 +81,52 @@ ctl_rpc_result(struct ctl_server *s, struct ctl_event *ev, Weir__Response *resp)
     return rv;
 }
 
+/* Offline replicas as the core takes them. More than CTL_MAX_OFFLINE are
+ * not copied: the core refuses the count before it reads any. *out is
+ * NULL when none were copied. Errors: WEIR_ENOMEM. */
+static int ctl_rpc_offline(Weir__ReplicaRef *const *refs,
+                           size_t n,
+                           struct ctl_replica **out,
+                           uint32_t *n_out)
+{
+    size_t i;
+
+    *out = NULL;
+    *n_out = n > CTL_MAX_OFFLINE ? CTL_MAX_OFFLINE + 1 : (uint32_t)n;
+    if (n == 0 || n > CTL_MAX_OFFLINE) {
+        return 0;
+    }
+    *out = mem_malloc(n * sizeof(**out));
+    if (*out == NULL) {
+        return WEIR_ENOMEM;
+    }
+    for (i = 0; i < n; i++) {
+        (*out)[i].topic_id = refs[i]->topic_id;
+        (*out)[i].partition = refs[i]->partition;
+    }
+    return 0;
+}
+
+static void ctl_rpc_trace_broker(const struct ctl_server *s, int32_t id)
+{
+    if (s->act.data_lost) {
+        trace_warn("controller",
+                   "event=broker_data_dir_new broker=%d msg=\"its replicas "
+                   "left every ISR and ELR: their data is gone\"",
+                   (int)id);
+    }
+    if (s->act.unclean_stop) {
+        trace_info("controller",
+                   "event=broker_unclean_stop broker=%d msg=\"it left the "
+                   "ELRs where others hold the committed records\"",
+                   (int)id);
+    }
+    if (s->act.offline_changed) {
+        trace_warn("controller", "event=offline_replicas broker=%d count=%u",
+                   (int)id, s->act.n_offline);
+    }
+}
+
 static void ctl_rpc_register(struct ctl_server *s,
                              struct srv_req *req,
                              const Weir__Request *r)
@@ -88,9 +134,16 @@ static void ctl_rpc_register(struct ctl_server *s,
     const Weir__RegisterBrokerRequest *m = r->register_broker;
     Weir__Response resp = WEIR__RESPONSE__INIT;
     Weir__RegisterBrokerResponse body = WEIR__REGISTER_BROKER_RESPONSE__INIT;
+    struct ctl_replica *offline;
     struct ctl_event ev;
 
     memset(&ev, 0, sizeof(ev));
+    if (ctl_rpc_offline(m->offline_replicas, m->n_offline_replicas, &offline,
+                        &ev.u.reg.n_offline) != 0) {
+        ctl_rpc_error(req, r->correlation_id, WEIR_ENOMEM, "out of memory",
+                      false);
+        return;
+    }
     ev.type = CTL_EV_BROKER_REGISTER;
     ev.u.reg.broker_id = m->broker_id;
     ev.u.reg.host = m->host;
@@ -98,8 +151,12 @@ static void ctl_rpc_register(struct ctl_server *s,
     ev.u.reg.rack = m->rack;
     ev.u.reg.tls_host = m->tls_host;
     ev.u.reg.tls_port = m->tls_port <= UINT16_MAX ? (uint16_t)m->tls_port : 0;
+    ev.u.reg.directory_id = m->directory_id;
+    ev.u.reg.previous_broker_epoch = m->previous_broker_epoch;
+    ev.u.reg.offline = offline;
     resp.correlation_id = r->correlation_id;
     if (ctl_rpc_result(s, &ev, &resp) == 0) {
+        ctl_rpc_trace_broker(s, m->broker_id);
         body.broker_epoch = s->act.broker_epoch;
         resp.body_case = WEIR__RESPONSE__BODY_REGISTER_BROKER;
         resp.register_broker = &body;
@@ -109,6 +166,7 @@ static void ctl_rpc_register(struct ctl_server *s,
                    (int)m->broker_id, req->peer, resp.error_message);
     }
     ctl_rpc_respond(req, &resp, NULL);
+    mem_free(offline);
 }
 
 static void ctl_rpc_heartbeat(struct ctl_server *s,
@@ -118,9 +176,17 @@ static void ctl_rpc_heartbeat(struct ctl_server *s,
     const Weir__BrokerHeartbeatRequest *m = r->broker_heartbeat;
     Weir__Response resp = WEIR__RESPONSE__INIT;
     Weir__BrokerHeartbeatResponse body = WEIR__BROKER_HEARTBEAT_RESPONSE__INIT;
+    struct ctl_replica *offline;
     struct ctl_event ev;
 
     memset(&ev, 0, sizeof(ev));
+    if (ctl_rpc_offline(m->offline_replicas, m->n_offline_replicas, &offline,
+                        &ev.u.heartbeat.n_offline) != 0) {
+        ctl_rpc_error(req, r->correlation_id, WEIR_ENOMEM, "out of memory",
+                      false);
+        return;
+    }
+    ev.u.heartbeat.offline = offline;
     ev.type = CTL_EV_BROKER_HEARTBEAT;
     ev.u.heartbeat.broker_id = m->broker_id;
     ev.u.heartbeat.broker_epoch = m->broker_epoch;
@@ -130,6 +196,7 @@ static void ctl_rpc_heartbeat(struct ctl_server *s,
     if (ctl_rpc_result(s, &ev, &resp) == 0) {
         /* a dead broker's connection closes: see ctl_io_broker_lost */
         srv_req_tag(req, m->broker_id, m->broker_epoch);
+        ctl_rpc_trace_broker(s, m->broker_id);
         body.fenced = s->act.broker_fenced;
         body.shutdown_ok = s->act.shutdown_ok;
         resp.body_case = WEIR__RESPONSE__BODY_BROKER_HEARTBEAT;
@@ -141,6 +208,7 @@ static void ctl_rpc_heartbeat(struct ctl_server *s,
         }
     }
     ctl_rpc_respond(req, &resp, NULL);
+    mem_free(offline);
 }
 
 static void ctl_rpc_alter_isr(struct ctl_server *s,

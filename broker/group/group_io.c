@@ -290,7 +290,19 @@ static void gio_create_reply(void *arg, int err, const char *msg)
     struct group_io *io = arg;
 
     io->create_asked = false;
-    if (err != 0 && err != WEIR_ETOPIC_EXISTS) {
+    io->create_refused[0] = '\0';
+    if (err == 0 || err == WEIR_ETOPIC_EXISTS) {
+        return;
+    }
+    /* NOT_ENOUGH_REPLICAS: fewer brokers in service than its replication
+     * factor. Asked again on a later group request, never made smaller. */
+    (void)snprintf(io->create_refused, sizeof(io->create_refused), "%s: %s",
+                   weir_err_name(err), msg != NULL ? msg : "");
+    if (weir_err_retriable(err)) {
+        trace_info("group",
+                   "event=offsets_topic_not_created_yet error=%s msg=\"%s\"",
+                   weir_err_name(err), msg);
+    } else {
         trace_warn("group",
                    "event=offsets_topic_not_created error=%s msg=\"%s\"",
                    weir_err_name(err), msg);
@@ -298,7 +310,8 @@ static void gio_create_reply(void *arg, int err, const char *msg)
 }
 
 /* Ask for __consumer_offsets (compacted; replication factor and min ISR
- * from the controller's defaults: 3 and 2, capped at the brokers). */
+ * from the controller's defaults: 3 and 2, capped at the brokers
+ * registered; refused, retriably, while fewer are in service). */
 static void gio_create_topic(struct group_io *io)
 {
     char seg[32];
@@ -640,8 +653,13 @@ int gio_route(struct group_io *io,
     }
     if (io->n_parts == 0) {
         gio_create_topic(io);
-        (void)snprintf(msg, msg_cap, "%s is being created",
-                       GROUP_OFFSETS_TOPIC);
+        if (io->create_refused[0] != '\0') {
+            (void)snprintf(msg, msg_cap, "%s not created yet (%s)",
+                           GROUP_OFFSETS_TOPIC, io->create_refused);
+        } else {
+            (void)snprintf(msg, msg_cap, "%s is being created",
+                           GROUP_OFFSETS_TOPIC);
+        }
         return WEIR_ECOORDINATOR_NOT_AVAILABLE;
     }
     p = grec_partition_for(group, io->n_parts);

@@ -110,6 +110,10 @@ struct group_io {
     uint64_t member_seq;
     uint64_t last_create_ms;
     bool create_asked;
+    char create_refused[200]; /* why the controller last refused to make
+                                 __consumer_offsets ("" = it did not):
+                                 told to clients, never a reason to stop
+                                 asking */
 };
 
 /* Route a request for `group`: 0 with *out (NULL when the group does not

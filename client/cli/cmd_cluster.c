@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* weir cluster: the controller, the brokers (alive or fenced) and every
- * partition's leader, leader epoch, replicas and ISR, flagging
- * under-replicated (ISR smaller than the replica list) and under-min-ISR
- * (ISR smaller than min.insync.replicas) partitions. One line per item,
- * words and key=value pairs, so scripts can read it too. */
+ * partition's leader, leader epoch, replicas, ISR and (when not empty)
+ * ELR, flagging under-replicated (ISR smaller than the replica list) and
+ * under-min-ISR (ISR smaller than min.insync.replicas) partitions. One
+ * line per item, words and key=value pairs, so scripts can read it too. */
 #include <stdio.h>
 #include <string.h>
 
@@ -68,6 +68,10 @@ static void cluster_print_partitions(const struct weir_cluster_desc *d)
         cluster_print_ids(p->replicas, p->n_replicas);
         (void)fputs(" isr=", stdout);
         cluster_print_ids(p->isr, p->n_isr);
+        if (p->n_elr > 0) {
+            (void)fputs(" elr=", stdout);
+            cluster_print_ids(p->elr, p->n_elr);
+        }
         if (p->min_insync_replicas > 0) {
             (void)printf(" min_isr=%d", (int)p->min_insync_replicas);
         }

@@ -68,41 +68,119 @@ static int ctl_broker_fence_rec(struct ctl_core *core,
     return ctl_core_emit(core, out, &rec);
 }
 
+/* What a registration says about the data the broker had, compared with
+ * its previous registration. Without a directory id, nothing: the broker
+ * sends neither that nor its previous epoch. A directory id other than
+ * the one registered before means a new data dir (the disk was lost or
+ * wiped). Else a previous epoch other than the one it was registered with
+ * (-1 after a kill, a crash or a power loss) means an unclean stop, after
+ * which it may lack records it had not flushed. */
+static void ctl_broker_data_check(const struct meta_broker *b,
+                                  const struct ctl_event *ev,
+                                  bool *wiped,
+                                  bool *unclean)
+{
+    const char *dir = ev->u.reg.directory_id;
+
+    *wiped = *unclean = false;
+    if (b == NULL || dir == NULL || dir[0] == '\0') {
+        return;
+    }
+    if (b->directory_id[0] != '\0' && strcmp(b->directory_id, dir) != 0) {
+        *wiped = true;
+        return;
+    }
+    *unclean = ev->u.reg.previous_broker_epoch != b->epoch;
+}
+
+/* Before the new registration record: the old incarnation's leaderships
+ * and ISR seats go (it lost whatever it had not written to disk), and
+ * what the new one says about its data takes it out of the ELRs (unclean
+ * stop, unless it is the last member) or out of everything (new data
+ * dir). */
+static int ctl_broker_reregister(struct ctl_core *core,
+                                 const struct ctl_event *ev,
+                                 const struct meta_broker *b,
+                                 struct ctl_actions *out)
+{
+    struct ctl_excl ex;
+    bool wiped;
+    bool unclean;
+
+    memset(&ex, 0, sizeof(ex));
+    ctl_broker_data_check(b, ev, &wiped, &unclean);
+    out->data_lost = wiped;
+    out->unclean_stop = unclean;
+    if (!b->fenced) {
+        ex.ids = &ev->u.reg.broker_id;
+        ex.n = 1;
+        out->n_fenced++;
+    }
+    ex.unclean = unclean ? &ev->u.reg.broker_id : NULL;
+    ex.wiped = wiped ? &ev->u.reg.broker_id : NULL;
+    if (ex.n == 0 && !wiped && !unclean) {
+        return 0;
+    }
+    return ctl_elect_evacuate(core, out, &ex);
+}
+
+static void ctl_broker_reg_records(const struct ctl_event *ev,
+                                   struct meta_record *rec,
+                                   struct meta_record *tls)
+{
+    memset(rec, 0, sizeof(*rec));
+    rec->type = META_RECORD_REGISTER_BROKER;
+    rec->u.reg.id = ev->u.reg.broker_id;
+    rec->u.reg.host = ctl_broker_str(ev->u.reg.host);
+    rec->u.reg.port = ev->u.reg.port;
+    rec->u.reg.rack = ctl_broker_str(ev->u.reg.rack);
+    rec->u.reg.directory_id = ctl_broker_str(ev->u.reg.directory_id);
+    memset(tls, 0, sizeof(*tls));
+    tls->type = META_RECORD_BROKER_TLS;
+    tls->u.tls.id = rec->u.reg.id;
+    tls->u.tls.host = ctl_broker_str(ev->u.reg.tls_host);
+    tls->u.tls.port = ev->u.reg.tls_port;
+}
+
 int ctl_broker_register(struct ctl_core *core,
                         const struct ctl_event *ev,
                         struct ctl_actions *out)
 {
     const struct meta_broker *b =
         meta_image_broker(core->img, ev->u.reg.broker_id);
-    struct ctl_excl ex = {&ev->u.reg.broker_id, 1};
     struct meta_record rec;
     struct meta_record tls;
     struct err_detail why;
+    bool added;
+    bool removed;
     int rv;
 
-    memset(&rec, 0, sizeof(rec));
-    rec.type = META_RECORD_REGISTER_BROKER;
-    rec.u.reg.id = ev->u.reg.broker_id;
-    rec.u.reg.host = ctl_broker_str(ev->u.reg.host);
-    rec.u.reg.port = ev->u.reg.port;
-    rec.u.reg.rack = ctl_broker_str(ev->u.reg.rack);
-    memset(&tls, 0, sizeof(tls));
-    tls.type = META_RECORD_BROKER_TLS;
-    tls.u.tls.id = rec.u.reg.id;
-    tls.u.tls.host = ctl_broker_str(ev->u.reg.tls_host);
-    tls.u.tls.port = ev->u.reg.tls_port;
+    ctl_broker_reg_records(ev, &rec, &tls);
     if (meta_record_check(&rec, &why) != 0 ||
         (tls.u.tls.port != 0 && meta_record_check(&tls, &why) != 0)) {
         ctl_core_refuse(out, WEIR_EINVALID_REQUEST, "registration: %s",
                         why.msg);
         return 0;
     }
+    if (ev->u.reg.n_offline > CTL_MAX_OFFLINE) {
+        ctl_core_refuse(out, WEIR_EINVALID_REQUEST,
+                        "registration lists %u offline replicas, at most %d",
+                        ev->u.reg.n_offline, CTL_MAX_OFFLINE);
+        return 0;
+    }
+    /* soft state first (it may fail for memory before any record is
+     * made); the walk below already treats its offline replicas as such */
     rv = ctl_broker_add_live(core, rec.u.reg.id);
-    /* a new incarnation: the old one's leaderships and ISR seats go
-     * first, since it lost whatever it had not written to disk */
-    if (rv == 0 && b != NULL && !b->fenced) {
-        out->n_fenced++;
-        rv = ctl_elect_evacuate(core, out, &ex);
+    if (rv == 0) {
+        rv = ctl_core_set_offline(core, rec.u.reg.id, ev->u.reg.offline,
+                                  ev->u.reg.n_offline, &added, &removed);
+    }
+    if (rv != 0) {
+        return err_set(&out->detail, rv, "registering broker %d",
+                       (int)rec.u.reg.id);
+    }
+    if (b != NULL) {
+        rv = ctl_broker_reregister(core, ev, b, out);
     }
     if (rv != 0) {
         return rv;
@@ -120,6 +198,8 @@ int ctl_broker_register(struct ctl_core *core,
     ctl_core_live(core, rec.u.reg.id)->shutting_down = false;
     out->broker_epoch = rec.u.reg.epoch;
     out->broker_fenced = true;
+    out->offline_changed = added || removed;
+    out->n_offline = ctl_core_live(core, rec.u.reg.id)->n_offline;
     return 0;
 }
 
@@ -129,7 +209,7 @@ static int
 ctl_broker_stop(struct ctl_core *core, struct ctl_actions *out, int32_t id)
 {
     const struct meta_broker *b = meta_image_broker(core->img, id);
-    struct ctl_excl ex = {&id, 1};
+    struct ctl_excl ex = {&id, 1, NULL, NULL};
     int rv = 0;
 
     if (!b->fenced) {
@@ -178,6 +258,13 @@ int ctl_broker_heartbeat(struct ctl_core *core,
     out->broker_epoch = epoch;
     if (!explicit && ev->u.heartbeat.want_shutdown) {
         return ctl_broker_stop(core, out, id);
+    }
+    if (!explicit) {
+        rv = ctl_offline_update(core, out, id, ev->u.heartbeat.offline,
+                                ev->u.heartbeat.n_offline);
+        if (rv != 0 || out->result != 0) {
+            return rv;
+        }
     }
     /* its own registration is the last record it needs to have applied */
     caught_up = explicit || ev->u.heartbeat.applied_offset >= b->epoch;
@@ -239,7 +326,7 @@ int ctl_broker_disconnected(struct ctl_core *core, const struct ctl_event *ev)
  * together, so a partition whose ISR loses two of them is elected once. */
 int ctl_broker_expire(struct ctl_core *core, struct ctl_actions *out)
 {
-    struct ctl_excl ex = {NULL, 0};
+    struct ctl_excl ex = {NULL, 0, NULL, NULL};
     int32_t *ids;
     uint32_t i;
     int rv;

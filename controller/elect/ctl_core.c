@@ -128,8 +128,13 @@ int ctl_core_new(const struct ctl_config *cfg,
 
 void ctl_core_free(struct ctl_core *core)
 {
+    uint32_t i;
+
     if (core == NULL) {
         return;
+    }
+    for (i = 0; i < core->n_live; i++) {
+        mem_free(core->live[i].offline);
     }
     meta_image_free(core->img);
     mem_free(core->live);
@@ -293,7 +298,8 @@ static int ctl_core_keep(struct ctl_actions *out, struct meta_record *rec)
         }
         return ctl_core_keep_str(out, &rec->u.acl.name);
     case META_RECORD_REGISTER_BROKER:
-        if (ctl_core_keep_str(out, &rec->u.reg.host) != 0) {
+        if (ctl_core_keep_str(out, &rec->u.reg.host) != 0 ||
+            ctl_core_keep_str(out, &rec->u.reg.directory_id) != 0) {
             return WEIR_ENOMEM;
         }
         return ctl_core_keep_str(out, &rec->u.reg.rack);

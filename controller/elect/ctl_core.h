@@ -28,6 +28,7 @@
 #include "controller/meta/meta_record.h"
 
 #define CTL_MAX_PRODUCER_IDS 1000000 /* per ALLOCATE_PRODUCER_IDS */
+#define CTL_MAX_OFFLINE      65536   /* offline replicas one broker lists */
 #define CTL_MAX_INTERVAL_MS  (7ull * 24 * 3600 * 1000) /* timeouts, periods */
 
 struct ctl_core; /* opaque */
@@ -39,7 +40,7 @@ struct ctl_config {
                                            from again; 0 = sessions only */
     uint64_t rebalance_interval_ms;     /* 300000: preferred leaders; 0 = off */
     int32_t default_partitions;         /* 1 */
-    int32_t default_replication_factor; /* 3, capped at live brokers */
+    int32_t default_replication_factor; /* 3, capped at registered brokers */
     int32_t default_min_insync_replicas; /* 2, capped at the RF */
     bool unclean_leader_election; /* false: never lead from outside ISR */
     int64_t producer_id_block;    /* 1000 ids per PRODUCER_IDS record */
@@ -71,6 +72,12 @@ struct ctl_kv {
     const char *value;
 };
 
+/* A replica of a partition on the broker that names it. */
+struct ctl_replica {
+    int64_t topic_id;
+    int32_t partition;
+};
+
 /* Pointers are borrowed for the duration of ctl_core_step. A broker names
  * itself by (broker_id, broker_epoch); an epoch that is not the current
  * one is refused with WEIR_ENOT_FOUND ("register again"). */
@@ -86,6 +93,14 @@ struct ctl_event {
             const char *rack;     /* NULL or "" when none */
             const char *tls_host; /* TLS listener: NULL/"" when none */
             uint16_t tls_port;
+            /* made when its data dir was first used; NULL/"" = unknown
+             * (a broker that sends neither this nor the next field) */
+            const char *directory_id;
+            /* the epoch it held when it last stopped cleanly, -1 after an
+             * unclean stop; read only with a directory id */
+            int64_t previous_broker_epoch;
+            const struct ctl_replica *offline; /* replicas offline there */
+            uint32_t n_offline;                /* 0..CTL_MAX_OFFLINE */
         } reg;
         struct {
             int32_t broker_id;
@@ -93,6 +108,10 @@ struct ctl_event {
             int64_t applied_offset; /* last metadata record it applied;
                                        -1 for none */
             bool want_shutdown;
+            /* every replica whose log is offline there now (the whole
+             * set each time): they may not lead or be in an ISR */
+            const struct ctl_replica *offline;
+            uint32_t n_offline; /* 0..CTL_MAX_OFFLINE */
         } heartbeat;
         struct {
             int32_t broker_id;
@@ -158,7 +177,11 @@ struct ctl_actions {
     int64_t producer_id_count; /*   and how many from there */
     uint32_t n_fenced;         /* brokers fenced in this step */
     uint32_t n_unclean;        /* unclean elections: trace them loudly */
-    uint64_t next_tick_ms;     /* deliver a TICK by then; UINT64_MAX: none */
+    bool offline_changed;      /* heartbeat, registration: the broker's */
+    uint32_t n_offline;        /*   offline replicas changed; how many */
+    bool data_lost;        /* REGISTER: a new directory id (data dir lost) */
+    bool unclean_stop;     /* REGISTER: back from an unclean stop */
+    uint64_t next_tick_ms; /* deliver a TICK by then; UINT64_MAX: none */
     /* private to the core */
     uint32_t cap_records;
     char **strs; /* copies the records' strings point into */
@@ -199,5 +222,11 @@ bool ctl_core_broker_liveness(const struct ctl_core *core,
                               int32_t id,
                               uint64_t *last_seen_ms,
                               bool *shutting_down);
+/* True if broker id listed its replica of topic_id/partition offline in
+ * its last registration or heartbeat (soft state, like liveness). */
+bool ctl_core_replica_offline(const struct ctl_core *core,
+                              int32_t id,
+                              int64_t topic_id,
+                              int32_t partition);
 
 #endif /* CONTROLLER_ELECT_CTL_CORE_H */

@@ -15,6 +15,9 @@ struct ctl_live {
     uint64_t cut_at_ms;    /* its connection closed: fenced at this time
                               unless heard from first; 0 = not cut */
     bool shutting_down;    /* asked to stop: heartbeats do not unfence it */
+    struct ctl_replica *offline; /* its offline replicas, ascending
+                                    (topic id, partition), distinct; owned */
+    uint32_t n_offline;
 };
 
 struct ctl_core {
@@ -31,10 +34,16 @@ struct ctl_core {
     int64_t pid_end;            /* end of the block reserved by PRODUCER_IDS */
 };
 
-/* Brokers taken out of service by the step in progress (being fenced). */
+/* What the step in progress changes about brokers, for the planner
+ * (ctl_elect.c). Zero-initialised: nothing. */
 struct ctl_excl {
-    const int32_t *ids;
+    const int32_t *ids; /* taken out of service (being fenced) */
     uint32_t n;
+    /* back from an unclean stop: may have lost unflushed records, so it
+     * leaves every ELR unless it is the last member of ISR and ELR */
+    const int32_t *unclean;
+    /* its data dir is new (the data is gone): leaves every ISR and ELR */
+    const int32_t *wiped;
 };
 
 /* Append rec to the batch (copying its strings into out) and apply it.
@@ -51,18 +60,57 @@ struct ctl_live *ctl_core_live(struct ctl_core *core, int32_t id);
 bool ctl_core_can_serve(const struct ctl_core *core,
                         int32_t id,
                         const struct ctl_excl *ex);
+/* ctl_core_can_serve and its replica of the partition is not offline. */
+bool ctl_core_replica_ok(const struct ctl_core *core,
+                         int32_t id,
+                         int64_t topic_id,
+                         int32_t partition,
+                         const struct ctl_excl *ex);
+/* Replace broker id's offline replicas with list (n of them, any order,
+ * duplicates allowed); *added / *removed say whether any replica was
+ * newly listed / is no longer listed. Errors: WEIR_ENOMEM (unchanged). */
+int ctl_core_set_offline(struct ctl_core *core,
+                         int32_t id,
+                         const struct ctl_replica *list,
+                         uint32_t n,
+                         bool *added,
+                         bool *removed);
 /* The broker (id, epoch) names, or NULL after refusing with NOT_FOUND. */
 const struct meta_broker *ctl_core_broker(struct ctl_core *core,
                                           struct ctl_actions *out,
                                           int32_t id,
                                           int64_t epoch);
 
-/* ctl_elect.c: leadership and ISR moves the controller makes itself. */
+/* ctl_elect.c: leadership, ISR and ELR moves the controller makes itself.
+ * evacuate applies ex (brokers leaving service, an unclean or wiped
+ * broker's seats) and elects where a leader is needed and possible;
+ * leaderless does the same with nothing leaving (after an unfence, an
+ * offline replica listed or unlisted). Both visit every partition and
+ * write a change only where one is due. */
 int ctl_elect_evacuate(struct ctl_core *core,
                        struct ctl_actions *out,
                        const struct ctl_excl *ex);
 int ctl_elect_leaderless(struct ctl_core *core, struct ctl_actions *out);
 int ctl_elect_preferred(struct ctl_core *core, struct ctl_actions *out);
+/* The ELR after an accepted AlterIsr of p to isr (ctl_isr.c): who left
+ * joins it while isr is smaller than min.insync.replicas, who joined
+ * leaves it, and it empties once isr reaches min.insync.replicas. */
+void ctl_elect_elr_after(const struct ctl_core *core,
+                         int64_t topic_id,
+                         int32_t partition,
+                         const struct meta_partition *p,
+                         const struct meta_ids *isr,
+                         struct meta_ids *elr);
+
+/* ctl_offline.c: replace broker id's offline replicas with list (from a
+ * heartbeat or registration) and, if it is in service, move leadership
+ * and ISR seats off the newly listed ones and elect where an unlisted one
+ * may lead now. */
+int ctl_offline_update(struct ctl_core *core,
+                       struct ctl_actions *out,
+                       int32_t id,
+                       const struct ctl_replica *list,
+                       uint32_t n);
 
 /* ctl_broker.c */
 int ctl_broker_register(struct ctl_core *core,

@@ -1,52 +1,153 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Leadership and ISR changes the controller makes on its own: when brokers
- * leave service (fenced, re-registered, shutting down), when a leaderless
- * partition can get a leader again, and the preferred-leader rebalance.
- * Safety rests on the ISR: every member holds every committed record, so a
- * clean election picks only ISR members, and the ISR never becomes empty:
- * when its last serving member goes, the members stay and the partition
- * waits without a leader for one of them (Kafka's KIP-841). */
+/* Leadership, ISR and ELR changes the controller makes on its own: when
+ * brokers leave service (fenced, re-registered, shutting down), when a
+ * replica goes offline or comes back, when a leaderless partition can get
+ * a leader again, and the preferred-leader rebalance.
+ * Safety rests on two sets (Kafka's KIP-966). Every ISR member holds every
+ * committed record. The ELR (eligible leader replicas) holds replicas that
+ * left the ISR while it was, or by leaving made it, smaller than
+ * min.insync.replicas: brokers do not move the high watermark while the
+ * ISR is that small, so nothing was committed without them and they hold
+ * every committed record too. A clean election picks a serving ISR member,
+ * else a serving ELR member (whose ISR is then just itself), never another
+ * replica: a broker back with an empty or shorter log is not in either set.
+ * The ISR may become empty: its last member leaves for the ELR and the
+ * partition waits without a leader for an ELR member to come back. */
 #include <string.h>
 
 #include "controller/elect/ctl_core_int.h"
 
-/* The ISR without brokers that cannot serve; unchanged if that would
- * leave nobody. */
-static void ctl_elect_isr(const struct ctl_core *core,
-                          const struct meta_partition *p,
-                          const struct ctl_excl *ex,
-                          struct meta_ids *isr)
+/* One partition being planned. */
+struct ctl_plan {
+    const struct ctl_core *core;
+    const struct ctl_excl *ex;
+    int64_t topic_id;
+    int32_t partition;
+    const struct meta_partition *p;
+    uint32_t min_isr;
+};
+
+static bool ctl_plan_is(const int32_t *who, int32_t id)
 {
+    return who != NULL && *who == id;
+}
+
+/* Can lead and be in the ISR now. */
+static bool ctl_plan_ok(const struct ctl_plan *pl, int32_t id)
+{
+    return ctl_core_replica_ok(pl->core, id, pl->topic_id, pl->partition,
+                               pl->ex);
+}
+
+/* May have lost records it once had (offline log, unclean stop): kept in
+ * the ELR only when nobody else holds the committed records. */
+static bool ctl_plan_weak(const struct ctl_plan *pl, int32_t id)
+{
+    return ctl_plan_is(pl->ex->unclean, id) ||
+           ctl_core_replica_offline(pl->core, id, pl->topic_id, pl->partition);
+}
+
+static void ctl_plan_add(struct meta_ids *ids, int32_t id)
+{
+    ids->ids[ids->n++] = id;
+}
+
+/* The ISR and ELR once ex applies, before any election: members that can
+ * no longer serve leave the ISR; while the ISR is below min ISR they (and
+ * the ELR members) form the ELR, else the ELR empties; weak members stay
+ * only when there would be nobody else; a wiped broker leaves both. */
+static void ctl_plan_members(const struct ctl_plan *pl,
+                             struct meta_partition_change *ch)
+{
+    const struct meta_partition *p = pl->p;
+    struct meta_ids weak;
     uint32_t i;
 
-    isr->n = 0;
-    for (i = 0; i < p->isr.n; i++) {
-        if (ctl_core_can_serve(core, p->isr.ids[i], ex)) {
-            isr->ids[isr->n++] = p->isr.ids[i];
+    ch->isr.n = ch->elr.n = weak.n = 0;
+    for (i = 0; i < p->replicas.n; i++) {
+        int32_t id = p->replicas.ids[i];
+        bool in_isr = meta_ids_has(&p->isr, id);
+        if ((!in_isr && !meta_ids_has(&p->elr, id)) ||
+            ctl_plan_is(pl->ex->wiped, id)) {
+            continue;
+        }
+        if (in_isr && ctl_plan_ok(pl, id)) {
+            ctl_plan_add(&ch->isr, id);
+        } else if (ctl_plan_weak(pl, id)) {
+            ctl_plan_add(&weak, id);
+        } else {
+            ctl_plan_add(&ch->elr, id);
         }
     }
-    if (isr->n == 0) {
-        *isr = p->isr;
+    if (ch->isr.n >= pl->min_isr) {
+        ch->elr.n = 0;
+    } else if (ch->isr.n == 0 && ch->elr.n == 0) {
+        ch->elr = weak;
     }
 }
 
-/* First replica, in replica order, that can serve and (for a clean
- * election) is in isr. -1 if none. */
-static int32_t ctl_elect_first(const struct ctl_core *core,
-                               const struct meta_partition *p,
-                               const struct ctl_excl *ex,
-                               const struct meta_ids *isr)
+/* First replica, in replica order, that is in ids (NULL: any) and can
+ * serve. -1 if none. */
+static int32_t ctl_plan_first(const struct ctl_plan *pl,
+                              const struct meta_ids *ids)
 {
     uint32_t i;
 
-    for (i = 0; i < p->replicas.n; i++) {
-        int32_t id = p->replicas.ids[i];
-        if ((isr == NULL || meta_ids_has(isr, id)) &&
-            ctl_core_can_serve(core, id, ex)) {
+    for (i = 0; i < pl->p->replicas.n; i++) {
+        int32_t id = pl->p->replicas.ids[i];
+        if ((ids == NULL || meta_ids_has(ids, id)) && ctl_plan_ok(pl, id)) {
             return id;
         }
     }
     return -1;
+}
+
+static void ctl_plan_remove(struct meta_ids *ids, int32_t id)
+{
+    uint32_t i;
+    uint32_t k = 0;
+
+    for (i = 0; i < ids->n; i++) {
+        if (ids->ids[i] != id) {
+            ids->ids[k++] = ids->ids[i];
+        }
+    }
+    ids->n = k;
+}
+
+/* Keep a leader that is still in the ISR, else the first ISR member (all
+ * can serve), else the first serving ELR member with an ISR of itself,
+ * else (unclean election on) the first serving replica, which becomes the
+ * whole ISR and empties the ELR. */
+static void ctl_plan_leader(const struct ctl_plan *pl,
+                            struct meta_partition_change *ch)
+{
+    ch->leader = pl->p->leader;
+    if (ch->leader != -1 && meta_ids_has(&ch->isr, ch->leader)) {
+        return;
+    }
+    ch->leader = ch->isr.n > 0 ? ch->isr.ids[0] : -1;
+    if (ch->leader != -1) {
+        return;
+    }
+    ch->leader = ctl_plan_first(pl, &ch->elr);
+    if (ch->leader != -1) {
+        ctl_plan_remove(&ch->elr, ch->leader);
+        ch->isr.n = 0;
+        ctl_plan_add(&ch->isr, ch->leader);
+        if (ch->isr.n >= pl->min_isr) {
+            ch->elr.n = 0;
+        }
+        return;
+    }
+    if (pl->core->cfg.unclean_leader_election) {
+        ch->leader = ctl_plan_first(pl, NULL);
+        if (ch->leader != -1) {
+            ch->isr.n = ch->elr.n = 0;
+            ctl_plan_add(&ch->isr, ch->leader);
+            ch->flags = META_PART_UNCLEAN;
+        }
+    }
 }
 
 static bool ctl_elect_ids_equal(const struct meta_ids *a,
@@ -56,38 +157,22 @@ static bool ctl_elect_ids_equal(const struct meta_ids *a,
            memcmp(a->ids, b->ids, (size_t)a->n * sizeof(a->ids[0])) == 0;
 }
 
-/* Plan the change that brokers in ex leaving service (and brokers already
- * fenced) make to p: keep a leader that can still serve, else elect the
- * first serving ISR member in replica order, else (unclean election on)
- * the first serving replica, which becomes the whole ISR. False if p
- * stays as it is. */
-static bool ctl_elect_plan(const struct ctl_core *core,
-                           int64_t topic_id,
-                           int32_t partition,
-                           const struct meta_partition *p,
-                           const struct ctl_excl *ex,
+/* The change pl's partition needs, if any: false if it stays as it is. */
+static bool ctl_elect_plan(const struct ctl_plan *pl,
                            struct meta_partition_change *ch)
 {
+    const struct meta_partition *p = pl->p;
+
     if (p->leader_epoch == INT32_MAX || p->partition_epoch == INT32_MAX) {
         return false; /* epochs exhausted: leave it be rather than wrap */
     }
     memset(ch, 0, sizeof(*ch));
-    ch->topic_id = topic_id;
-    ch->partition = partition;
-    ctl_elect_isr(core, p, ex, &ch->isr);
-    ch->leader = p->leader;
-    if (p->leader == -1 || !ctl_core_can_serve(core, p->leader, ex)) {
-        ch->leader = ctl_elect_first(core, p, ex, &ch->isr);
-    }
-    if (ch->leader == -1 && core->cfg.unclean_leader_election) {
-        ch->leader = ctl_elect_first(core, p, ex, NULL);
-        if (ch->leader != -1) {
-            ch->isr.n = 1;
-            ch->isr.ids[0] = ch->leader;
-            ch->flags = META_PART_UNCLEAN;
-        }
-    }
-    if (ch->leader == p->leader && ctl_elect_ids_equal(&ch->isr, &p->isr)) {
+    ch->topic_id = pl->topic_id;
+    ch->partition = pl->partition;
+    ctl_plan_members(pl, ch);
+    ctl_plan_leader(pl, ch);
+    if (ch->leader == p->leader && ctl_elect_ids_equal(&ch->isr, &p->isr) &&
+        ctl_elect_ids_equal(&ch->elr, &p->elr)) {
         return false;
     }
     ch->leader_epoch = p->leader_epoch + (ch->leader != p->leader);
@@ -108,46 +193,29 @@ static int ctl_elect_emit(struct ctl_core *core,
     return ctl_core_emit(core, out, &rec);
 }
 
-static bool ctl_elect_touches(const struct meta_partition *p,
-                              const struct ctl_excl *ex)
-{
-    uint32_t i;
-
-    for (i = 0; i < ex->n; i++) {
-        if (meta_ids_has(&p->isr, ex->ids[i])) {
-            return true;
-        }
-    }
-    return false;
-}
-
-/* Which partitions a walk changes. */
-enum ctl_elect_scope {
-    CTL_ELECT_EXCLUDED,   /* those with an excluded broker in the ISR */
-    CTL_ELECT_LEADERLESS, /* those without a leader */
-};
-
+/* Plan every partition and write the changes that are due. Each change is
+ * applied before the next is planned; partitions are independent, so the
+ * order only fixes the order of the records. */
 static int ctl_elect_walk(struct ctl_core *core,
                           struct ctl_actions *out,
-                          const struct ctl_excl *ex,
-                          enum ctl_elect_scope scope)
+                          const struct ctl_excl *ex)
 {
     struct meta_partition_change ch;
+    struct ctl_plan pl;
     uint32_t t;
     uint32_t i;
     int rv;
 
-    /* each change is applied before the next is planned; partitions are
-     * independent, so the order only fixes the order of the records */
+    pl.core = core;
+    pl.ex = ex;
     for (t = 0; t < meta_image_topic_count(core->img); t++) {
         const struct meta_topic *topic = meta_image_topic_at(core->img, t);
+        pl.topic_id = topic->id;
+        pl.min_isr = meta_topic_min_isr(topic);
         for (i = 0; i < topic->n_partitions; i++) {
-            const struct meta_partition *p = &topic->partitions[i];
-            bool in_scope = scope == CTL_ELECT_EXCLUDED
-                                ? ctl_elect_touches(p, ex)
-                                : p->leader == -1;
-            if (!in_scope ||
-                !ctl_elect_plan(core, topic->id, (int32_t)i, p, ex, &ch)) {
+            pl.partition = (int32_t)i;
+            pl.p = &topic->partitions[i];
+            if (!ctl_elect_plan(&pl, &ch)) {
                 continue;
             }
             rv = ctl_elect_emit(core, out, &ch);
@@ -165,17 +233,43 @@ int ctl_elect_evacuate(struct ctl_core *core,
                        struct ctl_actions *out,
                        const struct ctl_excl *ex)
 {
-    return ctl_elect_walk(core, out, ex, CTL_ELECT_EXCLUDED);
+    return ctl_elect_walk(core, out, ex);
 }
 
 int ctl_elect_leaderless(struct ctl_core *core, struct ctl_actions *out)
 {
-    return ctl_elect_walk(core, out, NULL, CTL_ELECT_LEADERLESS);
+    static const struct ctl_excl none = {NULL, 0, NULL, NULL};
+
+    return ctl_elect_walk(core, out, &none);
+}
+
+void ctl_elect_elr_after(const struct ctl_core *core,
+                         int64_t topic_id,
+                         int32_t partition,
+                         const struct meta_partition *p,
+                         const struct meta_ids *isr,
+                         struct meta_ids *elr)
+{
+    const struct meta_topic *t = meta_image_topic(core->img, topic_id);
+    uint32_t i;
+
+    elr->n = 0;
+    if (t == NULL || isr->n >= meta_topic_min_isr(t)) {
+        return;
+    }
+    for (i = 0; i < p->replicas.n; i++) {
+        int32_t id = p->replicas.ids[i];
+        if ((meta_ids_has(&p->elr, id) || meta_ids_has(&p->isr, id)) &&
+            !meta_ids_has(isr, id) &&
+            !ctl_core_replica_offline(core, id, topic_id, partition)) {
+            ctl_plan_add(elr, id);
+        }
+    }
 }
 
 /* Leadership goes back to the first replica wherever that one is in the
  * ISR and can serve, so leaders stay spread as placement spread them. The
- * ISR does not change, so this is always a clean election. */
+ * ISR and ELR do not change, so this is always a clean election. */
 int ctl_elect_preferred(struct ctl_core *core, struct ctl_actions *out)
 {
     struct meta_partition_change ch;
@@ -189,7 +283,7 @@ int ctl_elect_preferred(struct ctl_core *core, struct ctl_actions *out)
             const struct meta_partition *p = &topic->partitions[i];
             int32_t pref = p->replicas.ids[0];
             if (p->leader == pref || !meta_ids_has(&p->isr, pref) ||
-                !ctl_core_can_serve(core, pref, NULL) ||
+                !ctl_core_replica_ok(core, pref, topic->id, (int32_t)i, NULL) ||
                 p->leader_epoch == INT32_MAX ||
                 p->partition_epoch == INT32_MAX) {
                 continue;
@@ -198,6 +292,7 @@ int ctl_elect_preferred(struct ctl_core *core, struct ctl_actions *out)
             ch.topic_id = topic->id;
             ch.partition = (int32_t)i;
             ch.isr = p->isr;
+            ch.elr = p->elr;
             ch.leader = pref;
             ch.leader_epoch = p->leader_epoch + 1;
             ch.partition_epoch = p->partition_epoch + 1;

@@ -13,8 +13,12 @@
  *   NOT_LEADER                  epochs match but the proposer does not lead
  *   INVALID_REQUEST             ISR empty, with duplicates, outside the
  *                               replicas, without the leader, adding a
- *                               broker that is fenced, or a newer
- *                               partition epoch than the controller's
+ *                               broker that is fenced or whose replica
+ *                               is offline, or a newer partition epoch
+ *                               than the controller's
+ * An accepted change also sets the ELR (ctl_elect_elr_after): members that
+ * leave while the ISR is below min.insync.replicas join it, members that
+ * join leave it, and it empties once the ISR reaches min.insync.replicas.
  * On any answer out->leader_epoch, partition_epoch and isr hold the
  * partition's current state when it exists. */
 #include <string.h>
@@ -84,12 +88,17 @@ static bool ctl_isr_order(const struct ctl_core *core,
                             "broker %d is not a replica", (int)want->ids[i]);
             return false;
         }
-        /* joining needs a broker that is up and caught up on metadata */
+        /* joining needs a broker that is up and caught up on metadata,
+         * with its log of this partition online */
         if (!meta_ids_has(&p->isr, want->ids[i]) &&
-            !ctl_core_can_serve(core, want->ids[i], NULL)) {
+            !ctl_core_replica_ok(core, want->ids[i], ev->u.alter_isr.topic_id,
+                                 ev->u.alter_isr.partition, NULL)) {
             ctl_core_refuse(out, WEIR_EINVALID_REQUEST,
-                            "broker %d cannot join the ISR: fenced",
-                            (int)want->ids[i]);
+                            "broker %d cannot join the ISR: %s",
+                            (int)want->ids[i],
+                            ctl_core_can_serve(core, want->ids[i], NULL)
+                                ? "its replica is offline"
+                                : "fenced");
             return false;
         }
     }
@@ -144,6 +153,8 @@ static int ctl_isr_apply(struct ctl_core *core,
     rec.u.change.topic_id = ev->u.alter_isr.topic_id;
     rec.u.change.partition = ev->u.alter_isr.partition;
     rec.u.change.isr = *isr;
+    ctl_elect_elr_after(core, ev->u.alter_isr.topic_id,
+                        ev->u.alter_isr.partition, p, isr, &rec.u.change.elr);
     rec.u.change.leader = p->leader;
     rec.u.change.leader_epoch = p->leader_epoch;
     rec.u.change.partition_epoch = p->partition_epoch + 1;

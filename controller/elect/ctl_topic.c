@@ -81,6 +81,51 @@ static bool ctl_topic_check_configs(const struct ctl_event *ev,
     return true;
 }
 
+/* The replication factor, default applied, against the brokers. The
+ * default is capped at the brokers *registered* (a one-broker cluster
+ * still works), never at the brokers *in service*: a topic made while
+ * brokers are down would keep the smaller factor for ever. So a factor
+ * above the registered brokers (or 16) is INVALID_REPLICATION_FACTOR,
+ * and one that the brokers in service cannot hold yet is
+ * NOT_ENOUGH_REPLICAS: retriable and definite (nothing was written), the
+ * code every client already retries, and the message names both counts.
+ * (__consumer_offsets creation turns it into COORDINATOR_NOT_AVAILABLE.) */
+static bool ctl_topic_check_rf(const struct ctl_core *core,
+                               const struct ctl_event *ev,
+                               int32_t *rf,
+                               struct ctl_actions *out)
+{
+    int32_t registered = (int32_t)meta_image_broker_count(core->img);
+    int32_t live = (int32_t)ctl_place_live_count(core->img);
+
+    *rf = ev->u.create.replication_factor;
+    if (*rf == 0) {
+        *rf = core->cfg.default_replication_factor < registered
+                  ? core->cfg.default_replication_factor
+                  : registered;
+    }
+    if (registered == 0) {
+        ctl_core_refuse(out, WEIR_ENOT_ENOUGH_REPLICAS,
+                        "no broker has registered yet: try again later");
+        return false;
+    }
+    if (*rf < 1 || *rf > META_MAX_REPLICAS || *rf > registered) {
+        ctl_core_refuse(out, WEIR_EINVALID_REPLICATION_FACTOR,
+                        "replication factor %d with %d registered brokers (at "
+                        "most %d replicas)",
+                        (int)*rf, (int)registered, META_MAX_REPLICAS);
+        return false;
+    }
+    if (*rf > live) {
+        ctl_core_refuse(out, WEIR_ENOT_ENOUGH_REPLICAS,
+                        "replication factor %d needs %d brokers in service, "
+                        "%d of %d are: try again when more are up",
+                        (int)*rf, (int)*rf, (int)live, (int)registered);
+        return false;
+    }
+    return true;
+}
+
 /* Partition count and replication factor, defaults applied. */
 static bool ctl_topic_check_sizes(const struct ctl_core *core,
                                   const struct ctl_event *ev,
@@ -88,8 +133,6 @@ static bool ctl_topic_check_sizes(const struct ctl_core *core,
                                   int32_t *rf,
                                   struct ctl_actions *out)
 {
-    int32_t live = (int32_t)ctl_place_live_count(core->img);
-
     *parts = ev->u.create.partitions;
     if (*parts == 0) {
         *parts = core->cfg.default_partitions;
@@ -100,20 +143,7 @@ static bool ctl_topic_check_sizes(const struct ctl_core *core,
                         META_MAX_PARTITIONS);
         return false;
     }
-    *rf = ev->u.create.replication_factor;
-    if (*rf == 0) {
-        *rf = core->cfg.default_replication_factor < live
-                  ? core->cfg.default_replication_factor
-                  : live;
-    }
-    if (live == 0 || *rf < 1 || *rf > META_MAX_REPLICAS || *rf > live) {
-        ctl_core_refuse(out, WEIR_EINVALID_REPLICATION_FACTOR,
-                        "replication factor %d with %d live brokers (at most "
-                        "%d replicas)",
-                        (int)*rf, (int)live, META_MAX_REPLICAS);
-        return false;
-    }
-    return true;
+    return ctl_topic_check_rf(core, ev, rf, out);
 }
 
 static bool ctl_topic_check(const struct ctl_core *core,

@@ -44,6 +44,7 @@ void meta_image_free(struct meta_image *img)
         mem_free(img->brokers[i].host);
         mem_free(img->brokers[i].rack);
         mem_free(img->brokers[i].tls_host);
+        mem_free(img->brokers[i].directory_id);
     }
     for (i = 0; i < img->n_topics; i++) {
         meta_image_free_topic(&img->topics[i]);
@@ -215,6 +216,7 @@ static int meta_image_apply_register(struct meta_image *img,
     uint32_t pos = meta_image_broker_pos(img, r->id, &found);
     char *host;
     char *rack;
+    char *dir;
 
     b = found ? &img->brokers[pos] : NULL;
     if (!img->loading && r->epoch != img->end_offset) {
@@ -243,9 +245,12 @@ static int meta_image_apply_register(struct meta_image *img,
     }
     host = mem_strndup(r->host.ptr, r->host.len);
     rack = mem_strndup(r->rack.len > 0 ? r->rack.ptr : "", r->rack.len);
-    if (host == NULL || rack == NULL) {
+    dir = mem_strndup(r->directory_id.len > 0 ? r->directory_id.ptr : "",
+                      r->directory_id.len);
+    if (host == NULL || rack == NULL || dir == NULL) {
         mem_free(host);
         mem_free(rack);
+        mem_free(dir);
         return err_set(ed, WEIR_ENOMEM, "registering broker %d", (int)r->id);
     }
     if (b == NULL) {
@@ -258,6 +263,7 @@ static int meta_image_apply_register(struct meta_image *img,
     } else {
         mem_free(b->host);
         mem_free(b->rack);
+        mem_free(b->directory_id);
         mem_free(b->tls_host); /* a BROKER_TLS record follows, if any */
         b->tls_host = NULL;
         b->tls_port = 0;
@@ -266,6 +272,7 @@ static int meta_image_apply_register(struct meta_image *img,
     b->host = host;
     b->port = r->port;
     b->rack = rack;
+    b->directory_id = dir;
     b->fenced = true;
     return 0;
 }

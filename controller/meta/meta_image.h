@@ -6,8 +6,9 @@
  * and the log that follows equals the one that wrote them.
  * Invariants kept by apply (meta_image_check verifies them): brokers sorted
  * by id; topics sorted by id with unique names; partitions of a topic dense
- * from 0; replicas distinct registered brokers; the ISR a non-empty subset
- * of the replicas in replica order; the leader -1 or an unfenced ISR member;
+ * from 0; replicas distinct registered brokers; the ISR and the ELR
+ * disjoint subsets of the replicas in replica order (the ISR may be empty);
+ * the leader -1 or an unfenced ISR member;
  * n_led counts exactly the partitions a broker leads; users sorted by
  * (name, mechanism), unique, each a valid credential; ACL rules valid and
  * distinct, at most ACL_MAX_RULES.
@@ -43,13 +44,20 @@ struct meta_broker {
     char *rack;     /* "" when none */
     char *tls_host; /* TLS listener (BROKER_TLS), NULL when none */
     uint16_t tls_port;
-    bool fenced;    /* registered brokers start fenced */
-    uint32_t n_led; /* partitions whose leader it is */
+    char *directory_id; /* of its latest registration; "" when unknown */
+    bool fenced;        /* registered brokers start fenced */
+    uint32_t n_led;     /* partitions whose leader it is */
 };
 
 struct meta_partition {
     struct meta_ids replicas; /* replicas.ids[0] is the preferred leader */
-    struct meta_ids isr;      /* in replica order */
+    struct meta_ids isr;      /* in replica order; empty when no member is
+                                 left that may lead (see elr) */
+    struct meta_ids elr;      /* eligible leader replicas (KIP-966): out of
+                                 the ISR but holding every committed record,
+                                 because they left it while it was (or by
+                                 leaving made it) smaller than
+                                 min.insync.replicas; replica order */
     int32_t leader;           /* -1: none */
     int32_t leader_epoch;
     int32_t partition_epoch; /* bumped by every change */
@@ -94,10 +102,11 @@ void meta_image_free(struct meta_image *img);
  *   TOPIC_CONFIG     known topic; sets or replaces the key.
  *   REMOVE_TOPIC     known topic; its partitions go with it.
  *   PARTITION        known topic, next partition number, registered
- *                    replicas, leader -1 or unfenced.
- *   PARTITION_CHANGE known partition, ISR within its replicas in replica
- *                    order, leader -1 or unfenced, epochs as documented in
- *                    meta_record.h.
+ *                    replicas, ISR and ELR in replica order, leader -1 or
+ *                    unfenced.
+ *   PARTITION_CHANGE known partition, ISR and ELR within its replicas in
+ *                    replica order, leader -1 or unfenced, epochs as
+ *                    documented in meta_record.h.
  *   PRODUCER_IDS     above the current next producer id.
  *   USER_SCRAM       creates or replaces the (name, mechanism) credential;
  *                    at most META_MAX_USERS of them.
@@ -141,6 +150,11 @@ const struct meta_partition *meta_image_partition(const struct meta_image *img,
                                                   int32_t partition);
 /* Value of an explicitly set key, NULL when unset. */
 const char *meta_topic_config(const struct meta_topic *t, const char *key);
+/* min.insync.replicas as brokers read it (repl_io): the leading decimal
+ * of the value when it is 1..META_MAX_REPLICAS, else 1. Never more than
+ * the brokers use: the ELR rests on "the high watermark does not move
+ * while the ISR is smaller than this". */
+uint32_t meta_topic_min_isr(const struct meta_topic *t);
 
 uint32_t meta_image_user_count(const struct meta_image *img);
 /* i < user count; sorted by (name, mechanism). */

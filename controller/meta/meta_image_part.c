@@ -9,27 +9,39 @@
 #include "common/mem.h"
 #include "controller/meta/meta_image_int.h"
 
-/* ISR members in the order they appear in the replica list. */
-static int meta_image_check_isr(const struct meta_ids *replicas,
-                                const struct meta_ids *isr,
-                                struct err_detail *ed)
+/* ISR (or ELR) members in the order they appear in the replica list. */
+static int meta_image_check_order(const struct meta_ids *replicas,
+                                  const struct meta_ids *ids,
+                                  const char *what,
+                                  struct err_detail *ed)
 {
     uint32_t r = 0;
     uint32_t i;
 
-    for (i = 0; i < isr->n; i++) {
-        while (r < replicas->n && replicas->ids[r] != isr->ids[i]) {
+    for (i = 0; i < ids->n; i++) {
+        while (r < replicas->n && replicas->ids[r] != ids->ids[i]) {
             r++;
         }
         if (r == replicas->n) {
             return err_set(ed, WEIR_ECORRUPT,
-                           "ISR member %d is not a replica or out of replica "
+                           "%s member %d is not a replica or out of replica "
                            "order",
-                           (int)isr->ids[i]);
+                           what, (int)ids->ids[i]);
         }
         r++;
     }
     return 0;
+}
+
+static int meta_image_check_isr(const struct meta_ids *replicas,
+                                const struct meta_ids *isr,
+                                const struct meta_ids *elr,
+                                struct err_detail *ed)
+{
+    if (meta_image_check_order(replicas, isr, "ISR", ed) != 0) {
+        return WEIR_ECORRUPT;
+    }
+    return meta_image_check_order(replicas, elr, "ELR", ed);
 }
 
 static int meta_image_check_leader(const struct meta_image *img,
@@ -71,7 +83,7 @@ static int meta_image_check_new_part(const struct meta_image *img,
                            (int)rec->replicas.ids[i]);
         }
     }
-    if (meta_image_check_isr(&rec->replicas, &rec->isr, ed) != 0) {
+    if (meta_image_check_isr(&rec->replicas, &rec->isr, &rec->elr, ed) != 0) {
         return WEIR_ECORRUPT;
     }
     return meta_image_check_leader(img, rec->leader, ed);
@@ -98,6 +110,7 @@ int meta_image_apply_partition(struct meta_image *img,
     memset(p, 0, sizeof(*p));
     p->replicas = rec->replicas;
     p->isr = rec->isr;
+    p->elr = rec->elr;
     p->leader = rec->leader;
     p->leader_epoch = rec->leader_epoch;
     p->partition_epoch = rec->partition_epoch;
@@ -142,7 +155,7 @@ int meta_image_apply_change(struct meta_image *img,
                        (long long)rec->topic_id, (int)rec->partition);
     }
     p = &slot->pub.partitions[rec->partition];
-    if (meta_image_check_isr(&p->replicas, &rec->isr, ed) != 0 ||
+    if (meta_image_check_isr(&p->replicas, &rec->isr, &rec->elr, ed) != 0 ||
         meta_image_check_leader(img, rec->leader, ed) != 0 ||
         meta_image_check_epochs(p, rec, ed) != 0) {
         return WEIR_ECORRUPT;
@@ -154,6 +167,7 @@ int meta_image_apply_change(struct meta_image *img,
         meta_image_broker_mut(img, rec->leader)->n_led++;
     }
     p->isr = rec->isr;
+    p->elr = rec->elr;
     p->leader = rec->leader;
     p->leader_epoch = rec->leader_epoch;
     p->partition_epoch = rec->partition_epoch;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Read-only side of the image: lookups, equality and the invariant check
  * that tests run after every change (libevent's evbuffer_validate_). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "controller/meta/meta_image_int.h"
@@ -89,6 +90,14 @@ const char *meta_topic_config(const struct meta_topic *t, const char *key)
     return NULL;
 }
 
+uint32_t meta_topic_min_isr(const struct meta_topic *t)
+{
+    const char *v = meta_topic_config(t, "min.insync.replicas");
+    long n = v != NULL ? strtol(v, NULL, 10) : 1;
+
+    return n >= 1 && n <= META_MAX_REPLICAS ? (uint32_t)n : 1;
+}
+
 static bool meta_image_ids_equal(const struct meta_ids *a,
                                  const struct meta_ids *b)
 {
@@ -101,8 +110,9 @@ static bool meta_image_broker_equal(const struct meta_broker *a,
 {
     return a->id == b->id && a->epoch == b->epoch &&
            strcmp(a->host, b->host) == 0 && a->port == b->port &&
-           strcmp(a->rack, b->rack) == 0 && a->fenced == b->fenced &&
-           a->tls_port == b->tls_port &&
+           strcmp(a->rack, b->rack) == 0 &&
+           strcmp(a->directory_id, b->directory_id) == 0 &&
+           a->fenced == b->fenced && a->tls_port == b->tls_port &&
            (a->tls_port == 0 || strcmp(a->tls_host, b->tls_host) == 0) &&
            a->n_led == b->n_led;
 }
@@ -111,7 +121,8 @@ static bool meta_image_partition_equal(const struct meta_partition *a,
                                        const struct meta_partition *b)
 {
     return meta_image_ids_equal(&a->replicas, &b->replicas) &&
-           meta_image_ids_equal(&a->isr, &b->isr) && a->leader == b->leader &&
+           meta_image_ids_equal(&a->isr, &b->isr) &&
+           meta_image_ids_equal(&a->elr, &b->elr) && a->leader == b->leader &&
            a->leader_epoch == b->leader_epoch &&
            a->partition_epoch == b->partition_epoch && a->flags == b->flags;
 }
@@ -161,6 +172,27 @@ bool meta_image_equal(const struct meta_image *a, const struct meta_image *b)
     return meta_image_auth_equal(a, b);
 }
 
+/* ids are distinct replicas in replica order. */
+static bool meta_image_check_order(const struct meta_partition *p,
+                                   const struct meta_ids *ids)
+{
+    uint32_t i;
+    uint32_t r = 0;
+
+    if (ids->n > p->replicas.n) {
+        return false;
+    }
+    for (i = 0; i < ids->n; i++, r++) {
+        while (r < p->replicas.n && p->replicas.ids[r] != ids->ids[i]) {
+            r++;
+        }
+        if (r == p->replicas.n) {
+            return false;
+        }
+    }
+    return true;
+}
+
 static int meta_image_check_ids(const struct meta_image *img,
                                 const struct meta_topic *t,
                                 uint32_t pno,
@@ -169,12 +201,10 @@ static int meta_image_check_ids(const struct meta_image *img,
 {
     const struct meta_broker *leader;
     uint32_t i;
-    uint32_t r = 0;
 
-    if (p->replicas.n == 0 || p->isr.n == 0 ||
-        p->replicas.n > META_MAX_REPLICAS || p->isr.n > p->replicas.n) {
-        return err_set(ed, WEIR_ECORRUPT, "%s/%u: bad replica or ISR count",
-                       t->name, pno);
+    if (p->replicas.n == 0 || p->replicas.n > META_MAX_REPLICAS) {
+        return err_set(ed, WEIR_ECORRUPT, "%s/%u: bad replica count", t->name,
+                       pno);
     }
     for (i = 0; i < p->replicas.n; i++) {
         if (meta_image_broker(img, p->replicas.ids[i]) == NULL) {
@@ -182,14 +212,17 @@ static int meta_image_check_ids(const struct meta_image *img,
                            t->name, pno, (int)p->replicas.ids[i]);
         }
     }
-    for (i = 0; i < p->isr.n; i++, r++) {
-        while (r < p->replicas.n && p->replicas.ids[r] != p->isr.ids[i]) {
-            r++;
-        }
-        if (r == p->replicas.n) {
-            return err_set(ed, WEIR_ECORRUPT,
-                           "%s/%u: ISR not a subset of the replicas in order",
-                           t->name, pno);
+    if (!meta_image_check_order(p, &p->isr) ||
+        !meta_image_check_order(p, &p->elr)) {
+        return err_set(ed, WEIR_ECORRUPT,
+                       "%s/%u: ISR or ELR not a subset of the replicas in "
+                       "order",
+                       t->name, pno);
+    }
+    for (i = 0; i < p->elr.n; i++) {
+        if (meta_ids_has(&p->isr, p->elr.ids[i])) {
+            return err_set(ed, WEIR_ECORRUPT, "%s/%u: %d in ISR and ELR",
+                           t->name, pno, (int)p->elr.ids[i]);
         }
     }
     leader = p->leader == -1 ? NULL : meta_image_broker(img, p->leader);

@@ -89,6 +89,8 @@ static void meta_pb_fill_topic(const struct meta_topic *t,
         pi->n_replicas = mp->replicas.n;
         pi->isr = mp->isr.ids;
         pi->n_isr = mp->isr.n;
+        pi->elr = mp->elr.ids;
+        pi->n_elr = mp->elr.n;
         pi->log_start_offset = -1;
         pi->high_watermark = -1;
         if (mp->leader < 0) {

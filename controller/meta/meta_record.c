@@ -36,6 +36,26 @@ const char *meta_record_type_name(int type)
     return meta_record_names[type];
 }
 
+uint8_t meta_record_version(const struct meta_record *rec)
+{
+    bool v1 = false;
+
+    switch (rec->type) {
+    case META_RECORD_REGISTER_BROKER:
+        v1 = rec->u.reg.directory_id.len > 0;
+        break;
+    case META_RECORD_PARTITION:
+        v1 = rec->u.part.elr.n > 0;
+        break;
+    case META_RECORD_PARTITION_CHANGE:
+        v1 = rec->u.change.elr.n > 0;
+        break;
+    default:
+        break;
+    }
+    return v1 ? META_RECORD_VERSION_V1 : META_RECORD_VERSION;
+}
+
 bool meta_ids_has(const struct meta_ids *ids, int32_t id)
 {
     uint32_t i;
@@ -74,15 +94,16 @@ static int meta_record_check_str(struct meta_str s,
 }
 
 static int meta_record_check_ids(const struct meta_ids *ids,
+                                 uint32_t min,
                                  const char *what,
                                  struct err_detail *ed)
 {
     uint32_t i;
     uint32_t j;
 
-    if (ids->n == 0 || ids->n > META_MAX_REPLICAS) {
-        return err_set(ed, WEIR_ECORRUPT, "%s has %u ids, expected 1..%d", what,
-                       ids->n, META_MAX_REPLICAS);
+    if (ids->n < min || ids->n > META_MAX_REPLICAS) {
+        return err_set(ed, WEIR_ECORRUPT, "%s has %u ids, expected %u..%d",
+                       what, ids->n, min, META_MAX_REPLICAS);
     }
     for (i = 0; i < ids->n; i++) {
         if (ids->ids[i] < 0) {
@@ -124,6 +145,10 @@ static int meta_record_check_register(const struct meta_register_broker *r,
         rv = meta_record_check_str(r->rack, 0, META_MAX_RACK_BYTES, false,
                                    "broker rack", ed);
     }
+    if (rv == 0) {
+        rv = meta_record_check_str(r->directory_id, 0, META_MAX_DIR_ID_BYTES,
+                                   false, "broker directory id", ed);
+    }
     if (rv == 0 && r->port == 0) {
         rv = err_set(ed, WEIR_ECORRUPT, "broker %d has port 0", (int)r->id);
     }
@@ -156,23 +181,37 @@ static int meta_record_check_topic_id(int64_t topic_id, struct err_detail *ed)
     return 0;
 }
 
+/* The ISR may be empty (its last member left for the ELR, or for good);
+ * the ELR is disjoint from it, so the leader, an ISR member, is never in
+ * the ELR. */
 static int meta_record_check_leader(int32_t partition,
                                     const struct meta_ids *isr,
+                                    const struct meta_ids *elr,
                                     int32_t leader,
                                     int32_t leader_epoch,
                                     int32_t partition_epoch,
                                     uint8_t flags,
                                     struct err_detail *ed)
 {
+    uint32_t i;
     int rv;
 
     if (partition < 0 || partition >= META_MAX_PARTITIONS) {
         return err_set(ed, WEIR_ECORRUPT, "partition %d out of range",
                        (int)partition);
     }
-    rv = meta_record_check_ids(isr, "ISR", ed);
+    rv = meta_record_check_ids(isr, 0, "ISR", ed);
+    if (rv == 0) {
+        rv = meta_record_check_ids(elr, 0, "ELR", ed);
+    }
     if (rv != 0) {
         return rv;
+    }
+    for (i = 0; i < elr->n; i++) {
+        if (meta_ids_has(isr, elr->ids[i])) {
+            return err_set(ed, WEIR_ECORRUPT, "broker %d in both ISR and ELR",
+                           (int)elr->ids[i]);
+        }
     }
     if (leader != -1 && !meta_ids_has(isr, leader)) {
         return err_set(ed, WEIR_ECORRUPT, "leader %d is not in the ISR",
@@ -196,10 +235,10 @@ static int meta_record_check_partition(const struct meta_partition_rec *p,
 
     rv = meta_record_check_topic_id(p->topic_id, ed);
     if (rv == 0) {
-        rv = meta_record_check_ids(&p->replicas, "replica list", ed);
+        rv = meta_record_check_ids(&p->replicas, 1, "replica list", ed);
     }
     if (rv == 0) {
-        rv = meta_record_check_leader(p->partition, &p->isr, p->leader,
+        rv = meta_record_check_leader(p->partition, &p->isr, &p->elr, p->leader,
                                       p->leader_epoch, p->partition_epoch,
                                       p->flags, ed);
     }
@@ -207,6 +246,12 @@ static int meta_record_check_partition(const struct meta_partition_rec *p,
         if (!meta_ids_has(&p->replicas, p->isr.ids[i])) {
             rv = err_set(ed, WEIR_ECORRUPT, "ISR member %d is not a replica",
                          (int)p->isr.ids[i]);
+        }
+    }
+    for (i = 0; rv == 0 && i < p->elr.n; i++) {
+        if (!meta_ids_has(&p->replicas, p->elr.ids[i])) {
+            rv = err_set(ed, WEIR_ECORRUPT, "ELR member %d is not a replica",
+                         (int)p->elr.ids[i]);
         }
     }
     return rv;
@@ -218,7 +263,7 @@ static int meta_record_check_change(const struct meta_partition_change *c,
     int rv = meta_record_check_topic_id(c->topic_id, ed);
 
     if (rv == 0) {
-        rv = meta_record_check_leader(c->partition, &c->isr, c->leader,
+        rv = meta_record_check_leader(c->partition, &c->isr, &c->elr, c->leader,
                                       c->leader_epoch, c->partition_epoch,
                                       c->flags, ed);
     }
@@ -414,7 +459,8 @@ static bool meta_record_equal_part(const struct meta_partition_rec *a,
            meta_ids_equal(&a->replicas, &b->replicas) &&
            meta_ids_equal(&a->isr, &b->isr) && a->leader == b->leader &&
            a->leader_epoch == b->leader_epoch &&
-           a->partition_epoch == b->partition_epoch && a->flags == b->flags;
+           a->partition_epoch == b->partition_epoch && a->flags == b->flags &&
+           meta_ids_equal(&a->elr, &b->elr);
 }
 
 static bool meta_record_equal_change(const struct meta_partition_change *a,
@@ -423,7 +469,8 @@ static bool meta_record_equal_change(const struct meta_partition_change *a,
     return a->topic_id == b->topic_id && a->partition == b->partition &&
            meta_ids_equal(&a->isr, &b->isr) && a->leader == b->leader &&
            a->leader_epoch == b->leader_epoch &&
-           a->partition_epoch == b->partition_epoch && a->flags == b->flags;
+           a->partition_epoch == b->partition_epoch && a->flags == b->flags &&
+           meta_ids_equal(&a->elr, &b->elr);
 }
 
 bool meta_record_equal(const struct meta_record *a, const struct meta_record *b)
@@ -436,7 +483,8 @@ bool meta_record_equal(const struct meta_record *a, const struct meta_record *b)
         return a->u.reg.id == b->u.reg.id && a->u.reg.epoch == b->u.reg.epoch &&
                meta_str_equal(a->u.reg.host, b->u.reg.host) &&
                a->u.reg.port == b->u.reg.port &&
-               meta_str_equal(a->u.reg.rack, b->u.reg.rack);
+               meta_str_equal(a->u.reg.rack, b->u.reg.rack) &&
+               meta_str_equal(a->u.reg.directory_id, b->u.reg.directory_id);
     case META_RECORD_FENCE_BROKER:
     case META_RECORD_UNFENCE_BROKER:
         return a->u.fence.id == b->u.fence.id &&

@@ -16,13 +16,21 @@
 #include "common/err.h"
 #include "common/scram.h"
 
-#define META_MAX_REPLICAS    16 /* replicas (and ISR members) per partition */
-#define META_MAX_PARTITIONS  10000 /* partitions per topic */
-#define META_MAX_HOST_BYTES  255
-#define META_MAX_RACK_BYTES  64
-#define META_MAX_KEY_BYTES   255  /* topic config key */
-#define META_MAX_VALUE_BYTES 4096 /* topic config value */
-#define META_RECORD_VERSION  0
+#define META_MAX_REPLICAS     16 /* replicas (and ISR members) per partition */
+#define META_MAX_PARTITIONS   10000 /* partitions per topic */
+#define META_MAX_HOST_BYTES   255
+#define META_MAX_RACK_BYTES   64
+#define META_MAX_KEY_BYTES    255  /* topic config key */
+#define META_MAX_VALUE_BYTES  4096 /* topic config value */
+#define META_MAX_DIR_ID_BYTES 64   /* broker directory id */
+/* Record versions. Every type has version 0. PARTITION and
+ * PARTITION_CHANGE have a version 1 that adds the ELR, REGISTER_BROKER one
+ * that adds the directory id. A record is always written at the lowest
+ * version that holds it (version 0 when the ELR is empty or the directory
+ * id unknown), so encodings stay canonical and a reader that knows only
+ * version 0 reads every record that does not use the new fields. */
+#define META_RECORD_VERSION    0
+#define META_RECORD_VERSION_V1 1
 #define META_RECORD_HEAD_BYTES                                                 \
     6 /* u8 type | u8 version | u32be body length                              \
        */
@@ -60,7 +68,7 @@ struct meta_bytes { /* borrowed; u16be length + bytes, like a string */
     size_t len;
 };
 
-/* Broker ids of a replica list or an ISR, in replica order. */
+/* Broker ids of a replica list, an ISR or an ELR, in replica order. */
 struct meta_ids {
     uint32_t n;
     int32_t ids[META_MAX_REPLICAS];
@@ -72,6 +80,9 @@ struct meta_register_broker {
     struct meta_str host; /* advertised address, 1..255 printable bytes */
     uint16_t port;        /* 1..65535 */
     struct meta_str rack; /* 0..64 printable bytes; empty = no rack */
+    /* made when the broker's data dir was first used, 0..64 printable
+     * bytes without spaces; empty = unknown (version 0) */
+    struct meta_str directory_id;
 };
 
 /* BROKER_TLS: the TLS listener a registered broker also serves clients
@@ -106,16 +117,22 @@ struct meta_partition_rec {
     int64_t topic_id;
     int32_t partition;        /* 0..META_MAX_PARTITIONS-1, dense per topic */
     struct meta_ids replicas; /* 1..16 distinct broker ids */
-    struct meta_ids isr;      /* non-empty subset of replicas, replica order */
+    struct meta_ids isr;      /* subset of replicas (maybe empty), in
+                                 replica order */
     int32_t leader;           /* an ISR member, or -1 */
     int32_t leader_epoch;     /* >= 0 */
     int32_t partition_epoch;  /* >= 0 */
     uint8_t flags;            /* META_PART_* */
+    struct meta_ids elr;      /* eligible leader replicas (KIP-966):
+                                 replicas outside the ISR that hold every
+                                 committed record; disjoint from the ISR,
+                                 replica order; empty = version 0 */
 };
 
-/* New ISR, leader and epochs of an existing partition. partition_epoch is
- * the old one + 1; leader_epoch the old one + 1 exactly when the leader
- * changes. The replica list never changes. */
+/* New ISR, ELR, leader and epochs of an existing partition.
+ * partition_epoch is the old one + 1; leader_epoch the old one + 1 exactly
+ * when the leader changes. The replica list never changes. A version 0
+ * record (no ELR field) leaves the ELR empty. */
 struct meta_partition_change {
     int64_t topic_id;
     int32_t partition;
@@ -124,6 +141,7 @@ struct meta_partition_change {
     int32_t leader_epoch;
     int32_t partition_epoch;
     uint8_t flags; /* META_PART_UNCLEAN: this change is an unclean election */
+    struct meta_ids elr; /* as in meta_partition_rec */
 };
 
 /* USER_SCRAM: set one user's credential for one mechanism (never the
@@ -173,14 +191,19 @@ struct meta_record {
 const char *meta_record_type_name(int type);
 
 /* Check a record against the rules the decoder enforces (ranges, string
- * lengths and characters, distinct ids, ISR within replicas for PARTITION).
+ * lengths and characters, distinct ids, ISR and ELR disjoint and within
+ * the replicas for PARTITION).
  * Rules that need the image are meta_image_apply's.
  * Errors: WEIR_ECORRUPT with a message naming the field. */
 WEIR_MUST_CHECK int meta_record_check(const struct meta_record *rec,
                                       struct err_detail *ed);
 
+/* The version rec is written at: META_RECORD_VERSION_V1 when it has an
+ * ELR or a directory id, else META_RECORD_VERSION. */
+uint8_t meta_record_version(const struct meta_record *rec);
+
 /* Append the encoding of rec to b:
- *   u8 type | u8 version (0) | u32be body length | body
+ *   u8 type | u8 version | u32be body length | body
  * Fields are big-endian; strings and bytes are u16be length + bytes; id
  * lists are u8 count + i32be ids. Nothing is written unless meta_record_check
  * passes. Errors: WEIR_EINVALID_ARGUMENT (check failed), WEIR_ENOMEM. */
@@ -191,8 +214,9 @@ WEIR_MUST_CHECK int meta_record_encode(const struct meta_record *rec,
 /* Decode one record at the cursor (untrusted bytes) and move past it.
  * out's strings point into the cursor's memory. On error out and the
  * cursor position are unspecified.
- * Errors: WEIR_ECORRUPT (truncated, unknown type or version, body length
- * that disagrees with the fields, any meta_record_check failure). */
+ * Errors: WEIR_ECORRUPT (truncated, unknown type or version, a version 1
+ * record whose new field is empty (not canonical), body length that
+ * disagrees with the fields, any meta_record_check failure). */
 WEIR_MUST_CHECK int meta_record_decode(struct weir_cursor *c,
                                        struct meta_record *out,
                                        struct err_detail *ed);

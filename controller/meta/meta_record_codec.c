@@ -3,8 +3,10 @@
  * and trusts none of them: every count is bounded by the bytes that remain
  * before anything is read, the body length must match the fields exactly,
  * and a decoded record passes meta_record_check. Encodings are canonical
- * (fixed-width fields, no optional parts), so re-encoding a decoded record
- * gives back the same bytes; the fuzz target relies on that. */
+ * (fixed-width fields; the one optional trailing field of a version 1
+ * record is there exactly when it is not empty, see meta_record_version),
+ * so re-encoding a decoded record gives back the same bytes; the fuzz
+ * target relies on that. */
 #include <string.h>
 
 #include "controller/meta/meta_record.h"
@@ -87,6 +89,9 @@ static void meta_codec_put_body(struct weir_buf *b,
         meta_codec_put_str(b, rec->u.reg.host);
         buf_put_u16be(b, rec->u.reg.port);
         meta_codec_put_str(b, rec->u.reg.rack);
+        if (rec->u.reg.directory_id.len > 0) {
+            meta_codec_put_str(b, rec->u.reg.directory_id);
+        }
         break;
     case META_RECORD_FENCE_BROKER:
     case META_RECORD_UNFENCE_BROKER:
@@ -112,6 +117,9 @@ static void meta_codec_put_body(struct weir_buf *b,
         meta_codec_put_ids(b, &p->isr);
         meta_codec_put_leader(b, p->leader, p->leader_epoch, p->partition_epoch,
                               p->flags);
+        if (p->elr.n > 0) {
+            meta_codec_put_ids(b, &p->elr);
+        }
         break;
     case META_RECORD_PARTITION_CHANGE:
         meta_codec_put_i64(b, c->topic_id);
@@ -119,6 +127,9 @@ static void meta_codec_put_body(struct weir_buf *b,
         meta_codec_put_ids(b, &c->isr);
         meta_codec_put_leader(b, c->leader, c->leader_epoch, c->partition_epoch,
                               c->flags);
+        if (c->elr.n > 0) {
+            meta_codec_put_ids(b, &c->elr);
+        }
         break;
     case META_RECORD_PRODUCER_IDS:
         meta_codec_put_i64(b, rec->u.next_producer_id);
@@ -156,7 +167,7 @@ int meta_record_encode(const struct meta_record *rec,
                        meta_record_type_name((int)rec->type), why.msg);
     }
     buf_put_u8(b, (uint8_t)rec->type);
-    buf_put_u8(b, META_RECORD_VERSION);
+    buf_put_u8(b, meta_record_version(rec));
     len_at = buf_skip(b, 4);
     meta_codec_put_body(b, rec);
     if (!buf_ok(b)) {
@@ -261,34 +272,64 @@ static bool meta_codec_leader(struct weir_cursor *c,
            meta_codec_i32(c, partition_epoch) && cur_u8(c, flags);
 }
 
+/* The ELR of a version 1 record: present and non-empty (an empty one is
+ * written as version 0, so this keeps encodings canonical). */
+static bool meta_codec_elr(struct weir_cursor *c, bool v1, struct meta_ids *elr)
+{
+    if (!v1) {
+        elr->n = 0;
+        return true;
+    }
+    return meta_codec_ids(c, elr) && elr->n > 0;
+}
+
 static bool meta_codec_get_part(struct weir_cursor *c,
+                                bool v1,
                                 struct meta_partition_rec *p)
 {
     return meta_codec_i64(c, &p->topic_id) &&
            meta_codec_i32(c, &p->partition) &&
            meta_codec_ids(c, &p->replicas) && meta_codec_ids(c, &p->isr) &&
            meta_codec_leader(c, &p->leader, &p->leader_epoch,
-                             &p->partition_epoch, &p->flags);
+                             &p->partition_epoch, &p->flags) &&
+           meta_codec_elr(c, v1, &p->elr);
 }
 
 static bool meta_codec_get_change(struct weir_cursor *c,
+                                  bool v1,
                                   struct meta_partition_change *p)
 {
     return meta_codec_i64(c, &p->topic_id) &&
            meta_codec_i32(c, &p->partition) && meta_codec_ids(c, &p->isr) &&
            meta_codec_leader(c, &p->leader, &p->leader_epoch,
-                             &p->partition_epoch, &p->flags);
+                             &p->partition_epoch, &p->flags) &&
+           meta_codec_elr(c, v1, &p->elr);
 }
 
-static bool meta_codec_get_body(struct weir_cursor *c, struct meta_record *rec)
+/* REGISTER_BROKER; version 1 adds a non-empty directory id. */
+static bool meta_codec_get_register(struct weir_cursor *c,
+                                    bool v1,
+                                    struct meta_register_broker *r)
 {
-    struct meta_register_broker *r = &rec->u.reg;
+    if (!(meta_codec_i32(c, &r->id) && meta_codec_i64(c, &r->epoch) &&
+          meta_codec_str(c, &r->host) && cur_u16be(c, &r->port) &&
+          meta_codec_str(c, &r->rack))) {
+        return false;
+    }
+    if (!v1) {
+        r->directory_id.ptr = "";
+        r->directory_id.len = 0;
+        return true;
+    }
+    return meta_codec_str(c, &r->directory_id) && r->directory_id.len > 0;
+}
 
+static bool
+meta_codec_get_body(struct weir_cursor *c, bool v1, struct meta_record *rec)
+{
     switch (rec->type) {
     case META_RECORD_REGISTER_BROKER:
-        return meta_codec_i32(c, &r->id) && meta_codec_i64(c, &r->epoch) &&
-               meta_codec_str(c, &r->host) && cur_u16be(c, &r->port) &&
-               meta_codec_str(c, &r->rack);
+        return meta_codec_get_register(c, v1, &rec->u.reg);
     case META_RECORD_FENCE_BROKER:
     case META_RECORD_UNFENCE_BROKER:
         return meta_codec_i32(c, &rec->u.fence.id) &&
@@ -303,9 +344,9 @@ static bool meta_codec_get_body(struct weir_cursor *c, struct meta_record *rec)
     case META_RECORD_REMOVE_TOPIC:
         return meta_codec_i64(c, &rec->u.remove_topic_id);
     case META_RECORD_PARTITION:
-        return meta_codec_get_part(c, &rec->u.part);
+        return meta_codec_get_part(c, v1, &rec->u.part);
     case META_RECORD_PARTITION_CHANGE:
-        return meta_codec_get_change(c, &rec->u.change);
+        return meta_codec_get_change(c, v1, &rec->u.change);
     case META_RECORD_PRODUCER_IDS:
         return meta_codec_i64(c, &rec->u.next_producer_id);
     case META_RECORD_BROKER_TLS:
@@ -323,6 +364,13 @@ static bool meta_codec_get_body(struct weir_cursor *c, struct meta_record *rec)
         return meta_codec_get_acl(c, &rec->u.acl);
     }
     return false;
+}
+
+static bool meta_codec_has_v1(uint8_t type)
+{
+    return type == META_RECORD_REGISTER_BROKER ||
+           type == META_RECORD_PARTITION ||
+           type == META_RECORD_PARTITION_CHANGE;
 }
 
 int meta_record_decode(struct weir_cursor *c,
@@ -343,9 +391,10 @@ int meta_record_decode(struct weir_cursor *c,
     if (strcmp(name, "UNKNOWN") == 0) {
         return err_set(ed, WEIR_ECORRUPT, "unknown record type %u", type);
     }
-    if (version != META_RECORD_VERSION) {
-        return err_set(ed, WEIR_ECORRUPT, "%s record version %u, expected %d",
-                       name, version, META_RECORD_VERSION);
+    if (version != META_RECORD_VERSION &&
+        !(version == META_RECORD_VERSION_V1 && meta_codec_has_v1(type))) {
+        return err_set(ed, WEIR_ECORRUPT, "%s record version %u unknown", name,
+                       version);
     }
     if (!cur_bytes(c, body_len, &bytes)) {
         return err_set(ed, WEIR_ECORRUPT,
@@ -355,9 +404,11 @@ int meta_record_decode(struct weir_cursor *c,
     memset(out, 0, sizeof(*out));
     out->type = (enum meta_record_type)type;
     cur_init(&body, bytes.p, bytes.len);
-    if (!meta_codec_get_body(&body, out)) {
+    if (!meta_codec_get_body(&body, version == META_RECORD_VERSION_V1, out)) {
         return err_set(ed, WEIR_ECORRUPT,
-                       "%s record body truncated or count too large", name);
+                       "%s record version %u body truncated, count too large "
+                       "or new field empty",
+                       name, version);
     }
     if (cur_remaining(&body) != 0) {
         return err_set(ed, WEIR_ECORRUPT, "%zu trailing bytes in %s record",

@@ -29,6 +29,7 @@ static int meta_snapshot_walk_broker(const struct meta_broker *b,
     rec.u.reg.host = meta_snapshot_str(b->host);
     rec.u.reg.port = b->port;
     rec.u.reg.rack = meta_snapshot_str(b->rack);
+    rec.u.reg.directory_id = meta_snapshot_str(b->directory_id);
     rv = fn(ctx, &rec);
     if (rv == 0 && b->tls_port != 0) {
         memset(&rec, 0, sizeof(rec));
@@ -63,6 +64,7 @@ static int meta_snapshot_walk_partition(const struct meta_topic *t,
     rec.u.part.partition = (int32_t)i;
     rec.u.part.replicas = p->replicas;
     rec.u.part.isr = p->isr;
+    rec.u.part.elr = p->elr;
     rec.u.part.leader = p->leader;
     rec.u.part.leader_epoch = p->leader_epoch;
     rec.u.part.partition_epoch = p->partition_epoch;

@@ -10,7 +10,8 @@
  * WEIR_ECORRUPT or leaves an image that passes meta_image_check; an image
  * survives a snapshot round trip unchanged.
  * Seeds in corpus/meta_record/ come from the writer at the end of this
- * file (a controller core's metadata log and snapshots, and damaged copies).
+ * file (a controller core's metadata log and snapshots, and damaged copies;
+ * the *-elr and *-dir seeds hold version 1 records: ELRs, directory ids).
  * From the top of the tree, with a build in build/:
  *   cc -std=c11 -D_DEFAULT_SOURCE -I. -DFUZZ_META_RECORD_WRITE_SEEDS \
  *      tests/fuzz/fuzz_meta_record.c \
@@ -299,6 +300,88 @@ static void fuzz_seed_records(const char *dir)
     }
 }
 
+/* Version 1 records: brokers with directory ids, then 2 and 1 silent, so
+ * the ISR drops below min ISR and 1 joins the ELR; 1 comes back with a
+ * new data dir and leaves it. */
+static void fuzz_seed_elr(const char *dir)
+{
+    static const char *const dirs[] = {"dir-0", "dir-1", "dir-2"};
+    struct ctl_config cfg;
+    struct ctl_core *core;
+    struct ctl_actions out;
+    struct ctl_event ev;
+    struct weir_buf b;
+    int32_t id;
+    size_t i;
+
+    ctl_config_init(&cfg);
+    if (ctl_core_new(&cfg, NULL, &core) != 0) {
+        exit(1);
+    }
+    buf_reset(&fuzz_seed_log);
+    fuzz_seed_n = 0;
+    ctl_actions_init(&out);
+    for (id = 0; id < 3; id++) {
+        memset(&ev, 0, sizeof(ev));
+        ev.type = CTL_EV_BROKER_REGISTER;
+        ev.u.reg.broker_id = id;
+        ev.u.reg.host = "127.0.0.1";
+        ev.u.reg.port = (uint16_t)(9092 + id);
+        ev.u.reg.directory_id = dirs[id];
+        ev.u.reg.previous_broker_epoch = -1;
+        fuzz_seed_step(core, &ev, &out, 1000);
+        ev.type = CTL_EV_BROKER_CAUGHT_UP;
+        ev.u.broker.broker_id = id;
+        ev.u.broker.broker_epoch = out.broker_epoch;
+        fuzz_seed_step(core, &ev, &out, 1000);
+    }
+    memset(&ev, 0, sizeof(ev));
+    ev.type = CTL_EV_CREATE_TOPIC;
+    ev.u.create.name = "elr";
+    ev.u.create.partitions = 2;
+    fuzz_seed_step(core, &ev, &out, 1000);
+    memset(&ev, 0, sizeof(ev));
+    ev.type = CTL_EV_BROKER_HEARTBEAT;
+    ev.u.heartbeat.broker_id = 0;
+    ev.u.heartbeat.broker_epoch = 0;
+    ev.u.heartbeat.applied_offset = 100;
+    fuzz_seed_step(core, &ev, &out, 3500);
+    ev.type = CTL_EV_TICK;
+    fuzz_seed_step(core, &ev, &out, 4500); /* 1 and 2 fenced: ELR */
+    memset(&ev, 0, sizeof(ev));
+    ev.type = CTL_EV_BROKER_REGISTER;
+    ev.u.reg.broker_id = 1;
+    ev.u.reg.host = "127.0.0.1";
+    ev.u.reg.port = 9093;
+    ev.u.reg.directory_id = "dir-1-new";
+    ev.u.reg.previous_broker_epoch = -1;
+    fuzz_seed_step(core, &ev, &out, 4600);
+    ctl_actions_fini(&out);
+    fuzz_seed_write(dir, "seed-log-elr", 0, fuzz_seed_log.data,
+                    fuzz_seed_log.len);
+    for (i = 0; i < fuzz_seed_n; i++) {
+        size_t at = fuzz_seed_offsets[i];
+        size_t end =
+            i + 1 < fuzz_seed_n ? fuzz_seed_offsets[i + 1] : fuzz_seed_log.len;
+        const uint8_t *r = fuzz_seed_log.data + at;
+        if (r[1] == META_RECORD_VERSION_V1 &&
+            r[0] == META_RECORD_PARTITION_CHANGE) {
+            fuzz_seed_write(dir, "seed-change-elr", 0, r, end - at);
+        }
+        if (r[1] == META_RECORD_VERSION_V1 &&
+            r[0] == META_RECORD_REGISTER_BROKER) {
+            fuzz_seed_write(dir, "seed-register-dir", 0, r, end - at);
+        }
+    }
+    buf_init(&b);
+    if (meta_snapshot_encode(ctl_core_image(core), &b, NULL) != 0) {
+        exit(1);
+    }
+    fuzz_seed_write(dir, "seed-snapshot-elr", 1, b.data, b.len);
+    buf_fini(&b);
+    ctl_core_free(core);
+}
+
 static void fuzz_seed_snapshots(const char *dir, const struct meta_image *img)
 {
     struct meta_image *empty;
@@ -342,6 +425,7 @@ int main(int argc, char **argv)
     fuzz_seed_records(argv[1]);
     fuzz_seed_snapshots(argv[1], ctl_core_image(core));
     ctl_core_free(core);
+    fuzz_seed_elr(argv[1]);
     buf_fini(&fuzz_seed_log);
     return 0;
 }

@@ -167,7 +167,7 @@ def cluster_broker(controller, broker_id, tmp, port=None, args=()):
 def cluster_state(broker, timeout=30):
     """`weir cluster` parsed: {'controller', 'brokers': {id: (addr, rack,
     alive)}, 'partitions': {(topic, p): dict(leader, epoch, replicas, isr,
-    flags)}}."""
+    elr, flags)}}."""
     out = weir(broker, "cluster", timeout=timeout).stdout.decode()
     st = {"controller": None, "brokers": {}, "partitions": {}, "text": out}
     for line in out.splitlines():
@@ -182,6 +182,7 @@ def cluster_state(broker, timeout=30):
             st["partitions"][(w[0], int(w[1]))] = {
                 "leader": int(kv["leader"]), "epoch": int(kv["epoch"]),
                 "replicas": ids(kv["replicas"]), "isr": ids(kv["isr"]),
+                "elr": ids(kv.get("elr", "-")),
                 "flags": [x for x in w[2:] if "=" not in x]}
     return st
 

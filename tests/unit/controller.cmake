@@ -4,13 +4,13 @@
 # Included from tests/CMakeLists.txt, so paths are relative to tests/.
 set(CTL_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/unit)
 
-foreach(t record image snapshot)
+foreach(t record image snapshot elr)
   weir_unit_test(test_meta_${t}
     SOURCES ${CTL_TEST_DIR}/test_meta_${t}.c
     LIBS weir_controller_core)
 endforeach()
 
-foreach(t broker elect topic isr restore auth)
+foreach(t broker elect topic isr restore auth elr offline)
   weir_unit_test(test_ctl_${t}
     SOURCES ${CTL_TEST_DIR}/test_ctl_${t}.c
             ${CTL_TEST_DIR}/test_ctl_fixture.c

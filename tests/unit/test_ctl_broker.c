@@ -353,9 +353,12 @@ static void test_shutdown_through_heartbeat_flag(void **state)
     other = 3 - leader;
     assert_int_equal(heartbeat_at(f, leader, f->epoch[leader], 100, true), 0);
     assert_true(f->out.shutdown_ok);
-    /* sole replica: nobody to take over, the partition waits for it */
+    /* sole replica: nobody to take over, the partition waits for it (it
+     * left the ISR for the ELR: it holds every committed record) */
     assert_int_equal(fx_part(f, t, 0)->leader, -1);
-    assert_int_equal(fx_part(f, t, 0)->isr.ids[0], leader);
+    assert_int_equal(fx_part(f, t, 0)->isr.n, 0);
+    assert_int_equal(fx_part(f, t, 0)->elr.n, 1);
+    assert_int_equal(fx_part(f, t, 0)->elr.ids[0], leader);
     /* an already fenced broker may go at once */
     fx_advance(f, 3001);
     assert_true(fx_fenced(f, other));

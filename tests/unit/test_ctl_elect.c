@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Controller core, elections on a fake clock: failover to the first live
  * ISR member in replica order with epochs bumped in one batch, a sole ISR
- * member fenced leaves the partition leaderless (and it leads again when
- * back), unclean election only when enabled, preferred-leader rebalance. */
+ * member fenced leaves for the ELR and the partition leaderless (and it
+ * leads again when back), unclean election only when enabled,
+ * preferred-leader rebalance. test_ctl_elr.c has the ELR scenarios. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -76,6 +77,17 @@ static int64_t four_brokers_one_partition(struct ctl_fixture *f)
     fx_join(f, 3, NULL);
     fx_join(f, 4, NULL);
     return fx_create(f, "t", 1, 3);
+}
+
+/* The same with min.insync.replicas 1, where a shrunk ISR leaves nobody
+ * eligible but its own members. */
+static int64_t four_brokers_min_isr_1(struct ctl_fixture *f)
+{
+    fx_join(f, 1, NULL);
+    fx_join(f, 2, NULL);
+    fx_join(f, 3, NULL);
+    fx_join(f, 4, NULL);
+    return fx_create_min_isr(f, "t", 1, 3, 1);
 }
 
 static void test_failover_to_first_live_isr_member(void **state)
@@ -165,19 +177,25 @@ static void test_one_batch_per_fencing(void **state)
     fx_assert_replay_equal(f);
 }
 
+/* min ISR 1: the ISR {a} is enough, so b and c are not eligible; a
+ * fenced leaves the ISR empty and joins the ELR itself. */
 static void test_sole_isr_member_fenced_leaves_no_leader(void **state)
 {
     struct ctl_fixture *f = *state;
-    int64_t t = four_brokers_one_partition(f);
-    const int32_t a = fx_part(f, t, 0)->leader;
+    int64_t t;
+    int32_t a;
     struct meta_partition p;
 
+    t = four_brokers_min_isr_1(f);
+    a = fx_part(f, t, 0)->leader;
     assert_false(f->cfg.unclean_leader_election);
     assert_int_equal(fx_alter(f, a, t, 0, 0, 0, &a, 1), 0);
+    assert_int_equal(fx_part(f, t, 0)->elr.n, 0);
     kill(f, &a, 1);
     p = *fx_part(f, t, 0);
     assert_int_equal(p.leader, -1);
-    assert_true(fx_ids_are(&p.isr, &a, 1)); /* never empty */
+    assert_int_equal(p.isr.n, 0);
+    assert_true(fx_ids_are(&p.elr, &a, 1));
     assert_int_equal(p.leader_epoch, 1);
     assert_int_equal(p.partition_epoch, 2);
     assert_int_equal(f->out.n_unclean, 0);
@@ -188,12 +206,14 @@ static void test_sole_isr_member_fenced_leaves_no_leader(void **state)
     p = *fx_part(f, t, 0);
     assert_int_equal(p.leader, a);
     assert_int_equal(p.leader_epoch, 2);
+    assert_true(fx_ids_are(&p.isr, &a, 1));
+    assert_int_equal(p.elr.n, 0); /* ISR {a} is min ISR again */
     fx_assert_replay_equal(f);
 }
 
-/* Two ISR members fenced in the same step: both stay in the ISR (either
- * has every committed record); the first back leads and the other, still
- * fenced, leaves the ISR. */
+/* Two ISR members fenced in the same step: both move to the ELR (either
+ * has every committed record); the first back leads with an ISR of itself
+ * and the other, still fenced, stays eligible. */
 static void test_isr_kept_when_all_members_fenced(void **state)
 {
     struct ctl_fixture *f = *state;
@@ -203,14 +223,17 @@ static void test_isr_kept_when_all_members_fenced(void **state)
     const int32_t b = p.replicas.ids[1];
 
     assert_int_equal(fx_alter(f, ab[0], t, 0, 0, 0, ab, 2), 0);
+    assert_int_equal(fx_part(f, t, 0)->elr.n, 0); /* ISR {a, b} = min ISR */
     kill(f, ab, 2);
     p = *fx_part(f, t, 0);
     assert_int_equal(p.leader, -1);
-    assert_true(fx_ids_are(&p.isr, ab, 2));
+    assert_int_equal(p.isr.n, 0);
+    assert_true(fx_ids_are(&p.elr, ab, 2));
     assert_int_equal(fx_heartbeat(f, b), 0);
     p = *fx_part(f, t, 0);
     assert_int_equal(p.leader, b);
     assert_true(fx_ids_are(&p.isr, &b, 1));
+    assert_true(fx_ids_are(&p.elr, ab, 1));
     fx_assert_replay_equal(f);
 }
 
@@ -225,7 +248,8 @@ static void test_unclean_election_when_enabled(void **state)
 
     f->cfg.unclean_leader_election = true;
     fx_restart(f);
-    t = four_brokers_one_partition(f);
+    /* min ISR 1: b and c leave the ISR without becoming eligible */
+    t = four_brokers_min_isr_1(f);
     p = *fx_part(f, t, 0);
     a = p.replicas.ids[0];
     b = p.replicas.ids[1];
@@ -251,7 +275,7 @@ static void test_unclean_election_when_enabled(void **state)
 static void test_leaderless_swept_at_rebalance(void **state)
 {
     struct ctl_fixture *f = *state;
-    int64_t t = four_brokers_one_partition(f);
+    int64_t t = four_brokers_min_isr_1(f);
     const int32_t a = fx_part(f, t, 0)->leader;
 
     assert_int_equal(fx_alter(f, a, t, 0, 0, 0, &a, 1), 0);

@@ -160,6 +160,29 @@ int64_t fx_create(struct ctl_fixture *f,
     return f->out.topic_id;
 }
 
+int64_t fx_create_min_isr(struct ctl_fixture *f,
+                          const char *name,
+                          int32_t partitions,
+                          int32_t rf,
+                          int32_t min_isr)
+{
+    struct ctl_event ev = {.type = CTL_EV_CREATE_TOPIC};
+    struct ctl_kv kv = {"min.insync.replicas", NULL};
+    char text[16];
+
+    (void)snprintf(text, sizeof(text), "%d", (int)min_isr);
+    kv.value = text;
+    ev.u.create.name = name;
+    ev.u.create.partitions = partitions;
+    ev.u.create.replication_factor = rf;
+    ev.u.create.n_configs = 1;
+    ev.u.create.configs = &kv;
+    if (fx_step(f, &ev) != 0) {
+        return -1;
+    }
+    return f->out.topic_id;
+}
+
 int fx_alter(struct ctl_fixture *f,
              int32_t by,
              int64_t topic_id,
@@ -220,7 +243,9 @@ uint32_t fx_count(const struct ctl_fixture *f, enum meta_record_type type)
 
 bool fx_ids_are(const struct meta_ids *ids, const int32_t *want, uint32_t n)
 {
-    return ids->n == n && memcmp(ids->ids, want, n * sizeof(want[0])) == 0;
+    /* want may be NULL for n == 0 */
+    return ids->n == n &&
+           (n == 0 || memcmp(ids->ids, want, n * sizeof(want[0])) == 0);
 }
 
 static struct meta_image *fx_replay(const struct ctl_fixture *f)

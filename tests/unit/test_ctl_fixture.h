@@ -54,6 +54,12 @@ int64_t fx_create(struct ctl_fixture *f,
                   const char *name,
                   int32_t partitions,
                   int32_t rf);
+/* The same with min.insync.replicas set to min_isr. */
+int64_t fx_create_min_isr(struct ctl_fixture *f,
+                          const char *name,
+                          int32_t partitions,
+                          int32_t rf,
+                          int32_t min_isr);
 /* Propose isr (n ids) for topic/partition as broker `by` with the given
  * epochs. Returns out.result. */
 int fx_alter(struct ctl_fixture *f,

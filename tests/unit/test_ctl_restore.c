@@ -157,15 +157,23 @@ static bool scenario(struct ctl_fixture *f, int i, struct ctl_event *ev)
 {
     static const struct ctl_kv kv[] = {{"retention.ms", "60000"}};
     static const char *const hosts[] = {"b1", "b2", "b3"};
+    static const char *const dirs[] = {"d1", "d2", "d3"};
+    static struct ctl_replica offline;
     const struct meta_topic *t = meta_image_topic_by_name(fx_image(f), "t", 1);
 
     memset(ev, 0, sizeof(*ev));
+    if (t != NULL) {
+        offline.topic_id = t->id;
+        offline.partition = 1;
+    }
     if (i < 3) {
         ev->type = CTL_EV_BROKER_REGISTER;
         ev->u.reg.broker_id = i + 1;
         ev->u.reg.host = hosts[i];
         ev->u.reg.port = 9092;
         ev->u.reg.rack = i == 0 ? "r1" : "r2";
+        ev->u.reg.directory_id = dirs[i];
+        ev->u.reg.previous_broker_epoch = -1;
         return true;
     }
     if (i < 6) {
@@ -212,6 +220,24 @@ static bool scenario(struct ctl_fixture *f, int i, struct ctl_event *ev)
         ev->u.heartbeat.applied_offset = 1000;
         return true;
     case 12:
+        ev->type = CTL_EV_BROKER_HEARTBEAT; /* a log of 3 goes offline */
+        ev->u.heartbeat.broker_id = 3;
+        ev->u.heartbeat.broker_epoch = f->epoch[3];
+        ev->u.heartbeat.applied_offset = 1000;
+        ev->u.heartbeat.offline = &offline;
+        ev->u.heartbeat.n_offline = 1;
+        return true;
+    case 13:
+        ev->type = CTL_EV_BROKER_REGISTER; /* 1 is back on a new disk */
+        ev->u.reg.broker_id = 1;
+        ev->u.reg.host = "b1";
+        ev->u.reg.port = 9092;
+        ev->u.reg.directory_id = "d1-new";
+        ev->u.reg.previous_broker_epoch = -1;
+        ev->u.reg.offline = &offline;
+        ev->u.reg.n_offline = 1;
+        return true;
+    case 14:
         ev->type = CTL_EV_DELETE_TOPIC;
         ev->u.del.name = "t";
         return true;

@@ -3,10 +3,17 @@
  * brokers register, heartbeat, stall, die, come back and shut down; leaders
  * propose ISR changes, some from stale views; topics come and go; the
  * controller restarts. After every step the invariants are checked: the
- * image's own (leader an unfenced ISR member, ISR a non-empty subset of the
- * replicas, ...), one leader per partition and leader epoch, leader and
- * partition epochs never decrease, a fenced broker stays in an ISR only
- * when every member is fenced, producer ids and broker epochs only grow.
+ * image's own (leader an unfenced ISR member, ISR and ELR disjoint subsets
+ * of the replicas, ...), one leader per partition and leader epoch, leader
+ * and partition epochs never decrease, no fenced broker and no offline
+ * replica in an ISR, producer ids and broker epochs only grow.
+ * A data model checks the elections themselves: each partition remembers
+ * which replicas hold every committed record (all at creation; after any
+ * step where the partition has a leader and min ISR, only the ISR, as a
+ * record may have been committed there; a replica the leader adds back
+ * caught up; a broker that registers with a new data dir has nothing),
+ * and the leader, the ISR and the ELR must always be among them, unless
+ * an unclean election (when enabled) gave up on them.
  * At the end the log (and snapshot) replays to the same image.
  * WEIR_CTL_SIM_SEEDS=n runs n seeds (default 1000); WEIR_CTL_SIM_SEED=s
  * runs only seed s. A failure names its seed and step. */
@@ -24,16 +31,21 @@
 #include "controller/elect/ctl_core.h"
 #include "controller/meta/meta_snapshot.h"
 
-#define SIM_BROKERS    6
-#define SIM_STEPS      300
-#define SIM_MAX_EPOCHS 4096 /* leader epochs remembered per partition */
-#define SIM_MAX_PARTS  64
+#define SIM_BROKERS     6
+#define SIM_STEPS       300
+#define SIM_MAX_EPOCHS  4096 /* leader epochs remembered per partition */
+#define SIM_MAX_PARTS   128
+#define SIM_MAX_OFFLINE 4
 
 struct sim_broker {
     int64_t epoch; /* current registration, -1 none */
     bool alive;    /* process up: heartbeats */
     bool stalled;  /* up but silent (kill -STOP) */
     const char *rack;
+    bool sends_dir; /* sends a directory id (else an older broker) */
+    int dir_gen;    /* its data dir: "d<id>-<gen>"; a new gen = wiped */
+    struct ctl_replica offline[SIM_MAX_OFFLINE]; /* it reports these */
+    uint32_t n_offline;
 };
 
 /* What the simulation remembers about a partition across steps. */
@@ -43,6 +55,10 @@ struct sim_part {
     int32_t leader_epoch;
     int32_t partition_epoch;
     int32_t seen[SIM_MAX_EPOCHS]; /* leader + 2 for each leader epoch seen */
+    bool modelled;                /* the data model below has seen it */
+    uint32_t complete; /* bit per broker: holds every committed record */
+    uint32_t isr_mask; /* the ISR when last modelled */
+    int32_t model_le;  /* the leader epoch when last modelled */
 };
 
 struct sim {
@@ -99,6 +115,89 @@ static const struct meta_image *sim_image(const struct sim *s)
     return ctl_core_image(s->core);
 }
 
+static struct sim_part *sim_part_slot(struct sim *s, int64_t tid, int32_t p);
+
+static uint32_t sim_mask(const struct meta_ids *ids)
+{
+    uint32_t m = 0;
+    uint32_t i;
+
+    for (i = 0; i < ids->n; i++) {
+        m |= 1u << ids->ids[i];
+    }
+    return m;
+}
+
+/* The data model after one step of ev (see the top of the file). */
+static bool sim_model_part(struct sim *s,
+                           const struct ctl_event *ev,
+                           const struct meta_topic *t,
+                           uint32_t pno)
+{
+    const struct meta_partition *p = &t->partitions[pno];
+    struct sim_part *sp = sim_part_slot(s, t->id, (int32_t)pno);
+    uint32_t isr = sim_mask(&p->isr);
+
+    if (sp == NULL) {
+        return sim_fail(s, "too many partitions for the simulation");
+    }
+    if (!sp->modelled) {
+        sp->modelled = true;
+        sp->complete = sim_mask(&p->replicas);
+        sp->isr_mask = isr;
+        sp->model_le = p->leader_epoch;
+    }
+    if (ev->type == CTL_EV_ALTER_ISR && ev->u.alter_isr.topic_id == t->id &&
+        ev->u.alter_isr.partition == (int32_t)pno) {
+        sp->complete |= isr & ~sp->isr_mask; /* added: caught up */
+    }
+    if ((p->flags & META_PART_UNCLEAN) && p->leader_epoch != sp->model_le) {
+        sp->complete = 1u << p->leader; /* what it has is the log now */
+    }
+    if ((p->leader != -1 && !(sp->complete & (1u << p->leader))) ||
+        (isr & ~sp->complete) != 0 ||
+        (sim_mask(&p->elr) & ~sp->complete) != 0) {
+        return sim_fail(s,
+                        "%s/%u: leader %d, ISR 0x%x or ELR 0x%x outside the "
+                        "replicas with every committed record 0x%x",
+                        t->name, pno, p->leader, isr, sim_mask(&p->elr),
+                        sp->complete);
+    }
+    if (p->leader != -1 && p->isr.n >= meta_topic_min_isr(t)) {
+        sp->complete &= isr; /* a record may be committed now */
+    }
+    sp->isr_mask = isr;
+    sp->model_le = p->leader_epoch;
+    return true;
+}
+
+static bool sim_model(struct sim *s, const struct ctl_event *ev)
+{
+    const struct meta_image *img = sim_image(s);
+    uint32_t i;
+    uint32_t j;
+
+    for (i = 0; i < meta_image_topic_count(img); i++) {
+        const struct meta_topic *t = meta_image_topic_at(img, i);
+        for (j = 0; j < t->n_partitions; j++) {
+            if (!sim_model_part(s, ev, t, j)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* A broker registering with a new data dir holds nothing any more. */
+static void sim_model_wipe(struct sim *s, int id)
+{
+    int i;
+
+    for (i = 0; i < SIM_MAX_PARTS; i++) {
+        s->parts[i].complete &= ~(1u << id);
+    }
+}
+
 static bool sim_step(struct sim *s, struct ctl_event *ev)
 {
     uint32_t i;
@@ -124,7 +223,7 @@ static bool sim_step(struct sim *s, struct ctl_event *ev)
         }
         s->stats[s->out.records[i].type % SIM_STAT_ANSWER]++;
     }
-    return true;
+    return sim_model(s, ev);
 }
 
 static struct sim_part *sim_part_slot(struct sim *s, int64_t tid, int32_t p)
@@ -148,24 +247,24 @@ static struct sim_part *sim_part_slot(struct sim *s, int64_t tid, int32_t p)
     return free_slot;
 }
 
-/* A fenced broker may stay in an ISR only while no member can serve. */
+/* No fenced broker and no replica the controller knows to be offline is
+ * in an ISR (so neither leads). */
 static bool sim_check_isr(struct sim *s,
                           const struct meta_topic *t,
                           uint32_t pno,
                           const struct meta_partition *p)
 {
-    uint32_t fenced = 0;
     uint32_t i;
 
     for (i = 0; i < p->isr.n; i++) {
-        fenced += meta_image_broker(sim_image(s), p->isr.ids[i])->fenced;
-    }
-    if (fenced > 0 && fenced < p->isr.n) {
-        return sim_fail(s, "%s/%u: fenced member in a serving ISR", t->name,
-                        pno);
-    }
-    if (fenced > 0 && p->leader != -1) {
-        return sim_fail(s, "%s/%u: led with a fenced ISR", t->name, pno);
+        int32_t id = p->isr.ids[i];
+        if (meta_image_broker(sim_image(s), id)->fenced) {
+            return sim_fail(s, "%s/%u: fenced %d in the ISR", t->name, pno, id);
+        }
+        if (ctl_core_replica_offline(s->core, id, t->id, (int32_t)pno)) {
+            return sim_fail(s, "%s/%u: offline replica on %d in the ISR",
+                            t->name, pno, id);
+        }
     }
     return true;
 }
@@ -222,15 +321,29 @@ static bool sim_check(struct sim *s)
     return true;
 }
 
+/* A (re)start: an older broker sends no directory id (and the controller
+ * cannot tell a wiped data dir from a kept one); others register after a
+ * clean stop, after an unclean one, or with a new (wiped) data dir. */
 static bool sim_register(struct sim *s, int id)
 {
     struct ctl_event ev = {.type = CTL_EV_BROKER_REGISTER};
     static const char *const hosts[] = {"b0", "b1", "b2", "b3", "b4", "b5"};
+    uint32_t how = s->b[id].sends_dir ? 1 + sim_below(s, 3) : 0;
+    char dir[32];
 
     ev.u.reg.broker_id = id;
     ev.u.reg.host = hosts[id];
     ev.u.reg.port = 9092;
     ev.u.reg.rack = s->b[id].rack;
+    ev.u.reg.offline = s->b[id].offline;
+    ev.u.reg.n_offline = s->b[id].n_offline;
+    if (how == 3) {
+        s->b[id].dir_gen++;
+        sim_model_wipe(s, id);
+    }
+    (void)snprintf(dir, sizeof(dir), "d%d-%d", id, s->b[id].dir_gen);
+    ev.u.reg.directory_id = how > 0 ? dir : NULL;
+    ev.u.reg.previous_broker_epoch = how == 1 ? s->b[id].epoch : -1;
     if (!sim_step(s, &ev)) {
         return false;
     }
@@ -258,6 +371,8 @@ static bool sim_heartbeats(struct sim *s)
         ev.u.heartbeat.broker_epoch = s->b[id].epoch;
         ev.u.heartbeat.applied_offset =
             meta_image_end_offset(sim_image(s)) - 1 - sim_below(s, 3);
+        ev.u.heartbeat.offline = s->b[id].offline;
+        ev.u.heartbeat.n_offline = s->b[id].n_offline;
         if (!sim_step(s, &ev)) {
             return false;
         }
@@ -444,11 +559,40 @@ static bool sim_restart(struct sim *s)
     return true;
 }
 
+/* A replica of a random partition goes offline on its broker (or comes
+ * back if it was); the controller hears of it with the next heartbeat. */
+static void sim_toggle_offline(struct sim *s, struct sim_broker *b)
+{
+    const struct meta_partition *p;
+    int64_t tid;
+    int32_t pno;
+    uint32_t i;
+
+    p = sim_pick(s, &tid, &pno);
+    if (p == NULL) {
+        return;
+    }
+    for (i = 0; i < b->n_offline; i++) {
+        if (b->offline[i].topic_id == tid && b->offline[i].partition == pno) {
+            b->offline[i] = b->offline[--b->n_offline];
+            return;
+        }
+    }
+    if (b->n_offline < SIM_MAX_OFFLINE) {
+        b->offline[b->n_offline].topic_id = tid;
+        b->offline[b->n_offline++].partition = pno;
+    }
+}
+
 static bool sim_broker_event(struct sim *s, uint32_t roll)
 {
     int id = (int)sim_below(s, (uint32_t)s->n_brokers);
     struct sim_broker *b = &s->b[id];
 
+    if (roll >= 14) {
+        sim_toggle_offline(s, b);
+        return true;
+    }
     if (roll < 4) { /* kill -9 */
         b->alive = false;
         return true;
@@ -479,7 +623,7 @@ static bool sim_one(struct sim *s)
         return sim_heartbeats(s);
     }
     if (roll < 69) {
-        return sim_broker_event(s, sim_below(s, 14));
+        return sim_broker_event(s, sim_below(s, 16));
     }
     if (roll < 85) {
         return sim_alter_isr(s);
@@ -541,6 +685,7 @@ static void sim_init(struct sim *s, uint32_t seed, uint64_t *stats)
     for (i = 0; i < s->n_brokers; i++) {
         s->b[i].epoch = -1;
         s->b[i].rack = sim_below(s, 2) ? racks[1 + sim_below(s, 3)] : NULL;
+        s->b[i].sends_dir = sim_below(s, 4) > 0;
     }
     for (i = 0; i < SIM_MAX_PARTS; i++) {
         s->parts[i].topic_id = -1;

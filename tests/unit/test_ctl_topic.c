@@ -204,8 +204,9 @@ static void test_replication_factor_default_and_cap(void **state)
     struct ctl_fixture *f = *state;
     int64_t t;
 
+    /* no broker yet: try again later */
     assert_int_equal(create_with(f, "none", 1, 0, NULL, 0),
-                     WEIR_EINVALID_REPLICATION_FACTOR);
+                     WEIR_ENOT_ENOUGH_REPLICAS);
     fx_join(f, 1, NULL);
     t = fx_create(f, "one", 0, 0);
     assert_int_equal(fx_part(f, t, 0)->replicas.n, 1);
@@ -227,12 +228,15 @@ static void test_replication_factor_default_and_cap(void **state)
                         "2");
     t = fx_create(f, "five", 1, 5);
     assert_int_equal(fx_part(f, t, 0)->replicas.n, 5);
-    /* fenced brokers neither count nor get replicas */
+    /* fenced brokers get no replicas, and a factor they would be needed
+     * for waits (retriably) until they are back */
     assert_int_equal(fx_shutdown(f, 4), 0);
     assert_int_equal(fx_shutdown(f, 5), 0);
     assert_int_equal(create_with(f, "six", 1, 4, NULL, 0),
-                     WEIR_EINVALID_REPLICATION_FACTOR);
+                     WEIR_ENOT_ENOUGH_REPLICAS);
     assert_int_equal(f->out.n_records, 0);
+    assert_int_equal(create_with(f, "six", 1, 6, NULL, 0),
+                     WEIR_EINVALID_REPLICATION_FACTOR);
     t = fx_create(f, "dflt", 8, 0);
     assert_int_equal(fx_part(f, t, 0)->replicas.n, 3);
     assert_int_equal(leads(f, 4), 0);
@@ -241,6 +245,39 @@ static void test_replication_factor_default_and_cap(void **state)
                      WEIR_EINVALID_REPLICATION_FACTOR);
     assert_int_equal(create_with(f, "big", 1, META_MAX_REPLICAS + 1, NULL, 0),
                      WEIR_EINVALID_REPLICATION_FACTOR);
+}
+
+/* The default factor is capped at the brokers registered, not at those in
+ * service: with two of three down, a topic (like __consumer_offsets on a
+ * group's first request) is refused retriably rather than made with one
+ * replica for ever, and made with three once they are back. */
+static void test_default_rf_not_lowered_while_brokers_down(void **state)
+{
+    struct ctl_fixture *f = *state;
+    int64_t end;
+    int64_t t;
+
+    fx_join(f, 1, NULL);
+    fx_join(f, 2, NULL);
+    fx_join(f, 3, NULL);
+    assert_int_equal(fx_shutdown(f, 2), 0);
+    assert_int_equal(fx_shutdown(f, 3), 0);
+    end = meta_image_end_offset(fx_image(f));
+    assert_int_equal(create_with(f, "__consumer_offsets", 4, 0, NULL, 0),
+                     WEIR_ENOT_ENOUGH_REPLICAS);
+    assert_true(weir_err_retriable(f->out.result));
+    assert_non_null(strstr(f->out.detail.msg, "replication factor 3"));
+    assert_non_null(strstr(f->out.detail.msg, "1 of 3"));
+    assert_int_equal(create_with(f, "explicit", 1, 3, NULL, 0),
+                     WEIR_ENOT_ENOUGH_REPLICAS);
+    assert_int_equal(meta_image_end_offset(fx_image(f)), end);
+    fx_join(f, 2, NULL);
+    fx_join(f, 3, NULL);
+    t = fx_create(f, "__consumer_offsets", 4, 0);
+    assert_int_equal(fx_part(f, t, 0)->replicas.n, 3);
+    assert_string_equal(meta_topic_config(meta_image_topic(fx_image(f), t),
+                                          "min.insync.replicas"),
+                        "2");
 }
 
 static void test_bad_requests_are_refused(void **state)
@@ -406,6 +443,9 @@ int main(void)
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_replication_factor_default_and_cap,
                                         fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_default_rf_not_lowered_while_brokers_down, fx_setup,
+            fx_teardown),
         cmocka_unit_test_setup_teardown(test_bad_requests_are_refused, fx_setup,
                                         fx_teardown),
         cmocka_unit_test_setup_teardown(test_configs_are_checked_and_recorded,

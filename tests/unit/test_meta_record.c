@@ -138,6 +138,17 @@ static size_t all_records(struct meta_record *out)
     out[n++].u.remove_topic_id = 7;
     out[n++] = rec_partition();
     out[n++] = rec_change();
+    /* the version 1 forms: ELR, directory id */
+    out[n] = rec_partition();
+    out[n].u.part.elr.n = 1;
+    out[n++].u.part.elr.ids[0] = 0;
+    out[n] = rec_change();
+    out[n].u.change.isr.n = 0;
+    out[n].u.change.elr.n = 2;
+    out[n].u.change.elr.ids[0] = 5;
+    out[n++].u.change.elr.ids[1] = 3;
+    out[n] = rec_register();
+    out[n++].u.reg.directory_id = STR("dir-7Hq2");
     memset(&out[n], 0, sizeof(out[n]));
     out[n].type = META_RECORD_PRODUCER_IDS;
     out[n++].u.next_producer_id = 1000;
@@ -528,8 +539,8 @@ static void test_partition_field_rules(void **state)
     r.u.part.isr.ids[1] = 9;
     expect_refused(&r, "ISR member not a replica");
     r = rec_partition();
-    r.u.part.isr.n = 0;
-    expect_refused(&r, "empty ISR");
+    r.u.part.isr.n = 0; /* an empty ISR is allowed, but then no leader */
+    expect_refused(&r, "leader with an empty ISR");
     r = rec_partition();
     r.u.part.leader = 0; /* a replica but not in the ISR */
     expect_refused(&r, "leader outside the ISR");
