@@ -176,6 +176,32 @@ void repl_epochs_clear(struct repl_epochs *c)
     c->n = 0;
 }
 
+int64_t repl_epochs_reconcile(struct repl_epochs *c,
+                              int64_t log_start,
+                              int64_t log_end,
+                              int32_t last_batch_epoch)
+{
+    const struct repl_epoch_entry *latest;
+
+    (void)repl_epochs_truncate_from_end(c, log_end);
+    if (log_end <= log_start || last_batch_epoch < 0) {
+        return REPL_OFFSET_NONE; /* no record to describe */
+    }
+    latest = c->n > 0 ? &c->entries[c->n - 1] : NULL;
+    if (latest != NULL && latest->epoch == last_batch_epoch) {
+        return REPL_OFFSET_NONE;
+    }
+    if (latest != NULL && latest->epoch > last_batch_epoch) {
+        /* claims an epoch the log does not end in: not this log's cache */
+        repl_epochs_clear(c);
+        latest = NULL;
+    }
+    if (latest == NULL || latest->start_offset < log_start) {
+        return log_start;
+    }
+    return latest->start_offset;
+}
+
 int repl_epochs_copy(struct repl_epochs *dst, const struct repl_epochs *src)
 {
     int rv;
