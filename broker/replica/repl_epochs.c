@@ -181,25 +181,36 @@ int64_t repl_epochs_reconcile(struct repl_epochs *c,
                               int64_t log_end,
                               int32_t last_batch_epoch)
 {
-    const struct repl_epoch_entry *latest;
+    const struct repl_epoch_entry *held = NULL;
+    uint32_t n = c->n;
 
-    (void)repl_epochs_truncate_from_end(c, log_end);
     if (log_end <= log_start || last_batch_epoch < 0) {
         return REPL_OFFSET_NONE; /* no record to describe */
     }
-    latest = c->n > 0 ? &c->entries[c->n - 1] : NULL;
-    if (latest != NULL && latest->epoch == last_batch_epoch) {
+    /* entries at or past the end have no record: an epoch led without
+     * writing, or whose records a crash lost. They stay (a broker must
+     * never lead such an epoch again); a follower drops them. */
+    while (n > 0 && c->entries[n - 1].start_offset >= log_end) {
+        n--;
+    }
+    held = n > 0 ? &c->entries[n - 1] : NULL;
+    if (held != NULL && held->epoch == last_batch_epoch) {
         return REPL_OFFSET_NONE;
     }
-    if (latest != NULL && latest->epoch > last_batch_epoch) {
+    /* The cache misses the log's newest epochs (or describes another
+     * log). Entries past the end cannot coexist with that through our own
+     * writes (each checkpoint is written whole from a reconciled cache),
+     * and would hide the newer epochs from repl_epochs_assign: drop them. */
+    (void)repl_epochs_truncate_from_end(c, log_end);
+    if (held != NULL && held->epoch > last_batch_epoch) {
         /* claims an epoch the log does not end in: not this log's cache */
         repl_epochs_clear(c);
-        latest = NULL;
+        held = NULL;
     }
-    if (latest == NULL || latest->start_offset < log_start) {
+    if (held == NULL || held->start_offset < log_start) {
         return log_start;
     }
-    return latest->start_offset;
+    return held->start_offset;
 }
 
 int repl_epochs_copy(struct repl_epochs *dst, const struct repl_epochs *src)

@@ -88,13 +88,15 @@ void repl_epochs_clear(struct repl_epochs *c);
  * lag the log: a replica that crashed between flushing records of a new
  * epoch and writing the checkpoint (or lost the file) would otherwise
  * report an older last epoch, or none, and escape the leader's divergence
- * check (KIP-320). Drops entries at or after log_end, clears the cache
- * when its latest epoch is newer than the last batch's (it does not
- * describe this log), and returns where a scan of batch headers must
- * start, each header then given to repl_epochs_assign(c, epoch, base):
- * the start of the latest entry (or log_start when that is earlier or the
- * cache is empty); REPL_OFFSET_NONE when the cache already ends in the
- * last batch's epoch. Pure: the caller reads the headers. */
+ * check (KIP-320). Returns REPL_OFFSET_NONE when the latest entry starting
+ * below log_end is the last batch's epoch (the cache is unchanged: entries
+ * at or past log_end stay, so a broker never leads those epochs again).
+ * Otherwise drops those entries, clears the cache when its latest epoch
+ * is newer than the last batch's (it does not describe this log), and
+ * returns where a scan of batch headers must start, each header then
+ * given to repl_epochs_assign(c, epoch, base): the start of the latest
+ * entry (or log_start when that is earlier or the cache is empty). Pure:
+ * the caller reads the headers. */
 int64_t repl_epochs_reconcile(struct repl_epochs *c,
                               int64_t log_start,
                               int64_t log_end,
