@@ -577,6 +577,22 @@ void repl_io_drop_topic(struct repl_io *io, const char *topic)
     }
 }
 
+/* Following st->leader: its fetcher builds the follower core lazily. */
+static void repl_io_become_follower(struct repl_io *io,
+                                    const struct cluster_partition_state *st)
+{
+    struct fetcher *f = repl_io_fetcher(io, st->leader);
+
+    if (f == NULL) {
+        trace_error("replica",
+                    "event=fetcher_unavailable topic=%s partition=%d "
+                    "leader=%d reason=\"out of memory\"",
+                    st->topic, (int)st->partition, (int)st->leader);
+        return;
+    }
+    fetcher_kick(f);
+}
+
 void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
 {
     struct repl_io *io = arg;
@@ -632,16 +648,7 @@ void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
     if (st->role == CLUSTER_ROLE_LEADER) {
         repl_io_become_leader(io, p, st);
     } else if (st->leader >= 0 && st->leader != (int32_t)io->b->cfg.id) {
-        struct fetcher *f = repl_io_fetcher(io, st->leader);
-
-        if (f == NULL) {
-            trace_error("replica",
-                        "event=fetcher_unavailable topic=%s partition=%d "
-                        "leader=%d reason=\"out of memory\"",
-                        st->topic, (int)st->partition, (int)st->leader);
-            return;
-        }
-        fetcher_kick(f);
+        repl_io_become_follower(io, st);
     }
 }
 

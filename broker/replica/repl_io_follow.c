@@ -238,6 +238,55 @@ static bool repl_io_follow_step(struct repl_io *io,
     return true;
 }
 
+/* The run of whole batches in the answer that the core accepts, as byte
+ * positions [*start, *end): batches the log holds already are skipped
+ * (the leader's read begins with the batch holding our offset). Returns
+ * the core's refusal of the batch after the run, or a decoding error (0:
+ * none); *new_epoch when an epoch starts in the run. */
+static int repl_io_follow_accept(struct repl_io *io,
+                                 struct repl_io_part *p,
+                                 const struct repl_io_answer *ans,
+                                 size_t *start,
+                                 size_t *end,
+                                 bool *new_epoch)
+{
+    struct weir_slice all = {ans->data, ans->len};
+    struct repl_follower_actions a;
+    struct repl_follower_event ev;
+    struct batch_header h;
+    struct weir_slice whole;
+    struct err_detail ed;
+    size_t pos = 0;
+    int rv;
+
+    *start = *end = 0;
+    *new_epoch = false;
+    err_detail_clear(&ed);
+    for (;;) {
+        rv = batch_next(all, &pos, UINT32_MAX, true, &h, &whole, &ed);
+        if (rv != 0 || whole.len == 0) {
+            return rv;
+        }
+        if (h.base_offset + h.last_offset_delta <
+            repl_follower_log_end_offset(p->follow)) {
+            *start = *end = pos;
+            continue;
+        }
+        memset(&ev, 0, sizeof(ev));
+        ev.type = REPL_FOLLOWER_EV_RECORDS;
+        ev.now_ms = clock_now_ms(io->b->clock);
+        ev.u.records.epoch = h.leader_epoch;
+        ev.u.records.base_offset = h.base_offset;
+        ev.u.records.end_offset = h.base_offset + h.last_offset_delta + 1;
+        rv = repl_follower_step(p->follow, &ev, &a);
+        if (rv != 0) {
+            return rv;
+        }
+        *new_epoch |= a.epochs_changed;
+        *end = pos;
+    }
+}
+
 /* Records the leader sent: each whole batch the core accepts is appended,
  * then flushed, then reported DURABLE, then the checkpoint is written if
  * an epoch started. Returns the core's refusal of a batch (0: none). */
@@ -247,79 +296,42 @@ static int repl_io_follow_records(struct repl_io *io,
                                   const struct repl_io_answer *ans,
                                   bool *failed)
 {
-    struct weir_slice all = {ans->data, ans->len};
-    struct repl_follower_actions a;
     struct repl_follower_event ev;
-    struct batch_header h;
-    struct weir_slice whole;
     struct err_detail ed;
-    bool new_epoch = false;
-    size_t start = 0;
-    size_t end = 0;
-    size_t pos = 0;
+    int64_t at = plog_end_offset(log);
+    bool new_epoch;
+    size_t start;
+    size_t end;
     int64_t last;
-    int refused = 0;
-    int rv;
+    int refused;
+    int rv = 0;
 
     err_detail_clear(&ed);
-    for (;;) {
-        rv = batch_next(all, &pos, UINT32_MAX, true, &h, &whole, &ed);
-        if (rv != 0 || whole.len == 0) {
-            refused = rv;
-            break;
-        }
-        if (h.base_offset + h.last_offset_delta <
-            repl_follower_log_end_offset(p->follow)) {
-            start = end = pos; /* held already (the leader's read begins
-                                  with the batch holding our offset) */
-            continue;
-        }
-        memset(&ev, 0, sizeof(ev));
-        ev.type = REPL_FOLLOWER_EV_RECORDS;
-        ev.now_ms = clock_now_ms(io->b->clock);
-        ev.u.records.epoch = h.leader_epoch;
-        ev.u.records.base_offset = h.base_offset;
-        ev.u.records.end_offset = h.base_offset + h.last_offset_delta + 1;
-        refused = repl_follower_step(p->follow, &ev, &a);
-        if (refused != 0) {
-            break;
-        }
-        new_epoch |= a.epochs_changed;
-        end = pos;
-    }
+    refused = repl_io_follow_accept(io, p, ans, &start, &end, &new_epoch);
     if (end > start) {
-        int64_t at = plog_end_offset(log);
-
         rv = plog_append_replica(log, ans->data + start, end - start,
                                  clock_wall_ms(io->b->clock), &last, &ed);
         if (rv == 0) {
             rv = plog_flush(log, &ed);
         }
-        if (rv != 0) {
-            /* the core counted these records, so it and the log no longer
-             * agree; after a failed fsync the page cache cannot be trusted
-             * either (the log went offline). Never report them. */
-            repl_io_part_failed(io, p, log,
-                                "appending fetched records at %lld: %s",
-                                (long long)at, ed.msg);
-            *failed = true;
-            return 0;
-        }
+    }
+    if (rv == 0 && new_epoch) {
+        rv = repl_io_part_store(p, log, &ed);
+    }
+    if (rv != 0) {
+        /* the core counted these records, so it and the log no longer
+         * agree; after a failed fsync the page cache cannot be trusted
+         * either (the log went offline). Never report them. */
+        repl_io_part_failed(io, p, log, "storing fetched records at %lld: %s",
+                            (long long)at, ed.msg);
+        *failed = true;
+        return 0;
     }
     memset(&ev, 0, sizeof(ev));
     ev.type = REPL_FOLLOWER_EV_DURABLE;
     ev.u.durable.durable_offset = repl_io_durable_end(log);
     if (!repl_io_follow_step(io, p, log, &ev)) {
         *failed = true;
-        return 0;
-    }
-    if (new_epoch) {
-        rv = repl_io_part_store(p, log, &ed);
-        if (rv != 0) {
-            repl_io_part_failed(
-                io, p, log, "writing the leader-epoch checkpoint: %s", ed.msg);
-            *failed = true;
-        }
     }
     return refused;
 }

@@ -34,6 +34,21 @@ static int plog_restart_failed(struct plog *log, int rv)
     return rv;
 }
 
+/* Bookkeeping of a log that now starts, empty, at offset. */
+static void plog_restarted(struct plog *log, int64_t offset)
+{
+    log->durable_offset = offset;
+    log->unflushed_messages = 0;
+    plog_maybe_checkpoint(log);
+    if (log->clean_offset > offset) { /* records from here on are new */
+        log->clean_offset = offset;
+        while (log->n_clean_marks > 0 &&
+               log->clean_marks[log->n_clean_marks - 1].offset > offset) {
+            log->n_clean_marks--;
+        }
+    }
+}
+
 int plog_restart_at(struct plog *log,
                     int64_t offset,
                     int64_t wall_ms,
@@ -86,16 +101,7 @@ int plog_restart_at(struct plog *log,
     if (rv != 0) {
         return rv; /* offline now */
     }
-    log->durable_offset = offset;
-    log->unflushed_messages = 0;
-    plog_maybe_checkpoint(log);
-    if (log->clean_offset > offset) { /* records from here on are new */
-        log->clean_offset = offset;
-        while (log->n_clean_marks > 0 &&
-               log->clean_marks[log->n_clean_marks - 1].offset > offset) {
-            log->n_clean_marks--;
-        }
-    }
+    plog_restarted(log, offset);
     trace_info("storage",
                "event=log_restarted dir=%s old_end_offset=%lld "
                "start_offset=%lld",
