@@ -11,6 +11,7 @@
 #include "broker/api/api.h"
 #include "broker/broker.h"
 #include "broker/cluster/cluster_int.h"
+#include "broker/replica/repl_io.h"
 #include "common/mem.h"
 #include "common/rpc.h"
 #include "common/trace.h"
@@ -69,9 +70,13 @@ int broker_route(const struct broker *b,
                  char *msg,
                  size_t msg_cap)
 {
-    return b->cluster != NULL
-               ? cluster_route(b->cluster, topic, partition, msg, msg_cap)
-               : 0;
+    int rv = b->cluster != NULL
+                 ? cluster_route(b->cluster, topic, partition, msg, msg_cap)
+                 : 0;
+
+    /* led here by the metadata, but maybe without replication state */
+    return rv != 0 ? rv
+                   : repl_io_route(b->repl, topic, partition, msg, msg_cap);
 }
 
 /* Topics the caller may not describe: left out of a listing of every

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Replica fetcher; see fetcher.h. */
+/* Replica fetcher; see fetcher.h. It only moves bytes: each partition's
+ * follower core (repl_io_follow.c) says what to ask for and what to do
+ * with the answer. */
 #include "broker/replica/fetcher.h"
 
 #include <event2/event.h>
@@ -8,18 +10,14 @@
 
 #include "broker/broker.h"
 #include "broker/cluster/cluster_conn.h"
-#include "broker/idem/idem_io.h"
 #include "broker/replica/repl_io_int.h"
 #include "broker/storage/logmgr.h"
-#include "broker/storage/plog.h"
-#include "common/batch.h"
 #include "common/mem.h"
 #include "common/trace.h"
 #include "controller/meta/meta_image.h"
 
 #define FETCHER_MAX_WAIT_MS 500
 #define FETCHER_CALL_MS     (FETCHER_MAX_WAIT_MS + 5000)
-#define FETCHER_BACKOFF_MS  200
 #define FETCHER_PART_MAX    (1u << 20)
 #define FETCHER_MAX_PARTS   1024
 
@@ -85,7 +83,8 @@ void fetcher_kick(struct fetcher *f)
 static bool fetcher_follows(const struct fetcher *f,
                             const struct repl_io_part *p)
 {
-    return p->role == CLUSTER_ROLE_FOLLOWER && p->leader == f->leader;
+    return p->role == CLUSTER_ROLE_FOLLOWER && p->leader == f->leader &&
+           !p->failed;
 }
 
 /* The leader's current address; recreate the connection when it moved. */
@@ -117,122 +116,6 @@ static int fetcher_connect(struct fetcher *f)
     return 0;
 }
 
-/* Truncate a diverging log to end (never above its end) with its cache. */
-static void fetcher_truncate(struct fetcher *f,
-                             struct repl_io_part *p,
-                             struct plog *log,
-                             int64_t end)
-{
-    struct err_detail ed;
-    int64_t leo = plog_end_offset(log);
-    int rv;
-
-    if (end >= leo) {
-        return;
-    }
-    if (end < plog_start_offset(log)) {
-        end = plog_start_offset(log);
-    }
-    if (end < p->follower_hw) {
-        /* committed records are never cut in a clean election: only an
-         * unclean one (or a bug) gets here; say so loudly */
-        trace_error("replica",
-                    "event=truncate_below_high_watermark topic=%s "
-                    "partition=%d to=%lld high_watermark=%lld leader=%d",
-                    p->topic, (int)p->partition, (long long)end,
-                    (long long)p->follower_hw, (int)f->leader);
-        p->follower_hw = end;
-    }
-    err_detail_clear(&ed);
-    rv = plog_truncate_to(log, end, &ed);
-    if (rv == 0) {
-        rv = plog_flush(log, &ed);
-    }
-    if (rv != 0) {
-        trace_error("replica",
-                    "event=truncate_failed topic=%s partition=%d to=%lld "
-                    "error=%s msg=\"%s\"",
-                    p->topic, (int)p->partition, (long long)end,
-                    weir_err_name(rv), ed.msg);
-        return;
-    }
-    (void)repl_epochs_truncate_from_end(&p->epochs, end);
-    repl_io_part_store(p, log);
-    idem_io_invalidate(f->io->b->idem, p->topic, p->partition);
-    trace_info("replica",
-               "event=truncated topic=%s partition=%d from=%lld to=%lld "
-               "leader=%d",
-               p->topic, (int)p->partition, (long long)leo, (long long)end,
-               (int)f->leader);
-}
-
-/* Append fetched batches (skipping any this log already holds); records
- * each new epoch in the cache. Returns 0 or an error (traced). */
-static int fetcher_append(struct repl_io_part *p,
-                          struct plog *log,
-                          const uint8_t *data,
-                          size_t len,
-                          int64_t wall_ms,
-                          bool *epochs_changed)
-{
-    struct weir_slice all = {data, len};
-    struct weir_slice whole;
-    struct batch_header h;
-    struct err_detail ed;
-    size_t pos = 0;
-    size_t start;
-    int64_t last;
-    int rv;
-
-    err_detail_clear(&ed);
-    /* the first batch may start before the fetch offset */
-    for (;;) {
-        start = pos;
-        rv = batch_next(all, &pos, UINT32_MAX, true, &h, &whole, &ed);
-        if (rv != 0 || whole.len == 0) {
-            return rv; /* 0: nothing new */
-        }
-        if (h.base_offset + h.last_offset_delta >= plog_end_offset(log)) {
-            break;
-        }
-    }
-    /* whole batches from start on (a cut tail is left for the next fetch) */
-    pos = start;
-    while (pos < len) {
-        size_t at = pos;
-
-        if (batch_next(all, &pos, UINT32_MAX, true, &h, &whole, &ed) != 0 ||
-            whole.len == 0) {
-            pos = at;
-            break;
-        }
-    }
-    if (pos == start) {
-        return 0;
-    }
-    rv = plog_append_replica(log, data + start, pos - start, wall_ms, &last,
-                             &ed);
-    if (rv != 0) {
-        trace_warn("replica",
-                   "event=replica_append_failed topic=%s partition=%d "
-                   "error=%s msg=\"%s\"",
-                   p->topic, (int)p->partition, weir_err_name(rv), ed.msg);
-        return rv;
-    }
-    for (len = pos, pos = start; pos < len;) {
-        if (batch_next(all, &pos, UINT32_MAX, true, &h, &whole, &ed) != 0 ||
-            whole.len == 0) {
-            break;
-        }
-        if (h.leader_epoch > repl_epochs_latest_epoch(&p->epochs) &&
-            repl_epochs_assign(&p->epochs, h.leader_epoch, h.base_offset) ==
-                0) {
-            *epochs_changed = true;
-        }
-    }
-    return 0;
-}
-
 static struct repl_io_part *
 fetcher_part(struct fetcher *f, const char *topic, int32_t partition)
 {
@@ -248,62 +131,34 @@ fetcher_part(struct fetcher *f, const char *topic, int32_t partition)
     return NULL;
 }
 
-/* One partition's answer. Returns true when the fetcher should back off. */
-static bool fetcher_one(struct fetcher *f,
+/* One partition's answer, handed to its follower core. */
+static void fetcher_one(struct fetcher *f,
                         const Weir__FetchPartitionResult *res,
-                        const uint8_t *data,
-                        struct plog **flush,
-                        bool *changed)
+                        const uint8_t *data)
 {
     struct repl_io_part *p = fetcher_part(f, res->topic, res->partition);
+    struct repl_io_answer a;
     struct plog *log;
 
-    *flush = NULL;
-    *changed = false;
     if (p == NULL || (res->topic_id != 0 && res->topic_id != p->topic_id)) {
-        return false; /* no longer followed from this leader, or an answer
-                         about a topic deleted since (same name, old id) */
+        return; /* no longer followed from this leader, or an answer about
+                   a topic deleted since (same name, old id) */
     }
     log = logmgr_partition(f->io->b->logs, p->topic, p->partition);
     if (log == NULL) {
-        return true;
+        return;
     }
-    if (res->error_code != 0) {
-        trace_debug("replica",
-                    "event=fetch_refused topic=%s partition=%d leader=%d "
-                    "error=%s msg=\"%s\"",
-                    p->topic, (int)p->partition, (int)f->leader,
-                    weir_err_name(res->error_code),
-                    res->error_message != NULL ? res->error_message : "");
-        return true; /* FENCED / UNKNOWN epoch / NOT_LEADER: wait */
-    }
-    if (res->diverging_end_offset >= 0) {
-        if (res->leader_epoch != p->leader_epoch || res->diverging_epoch < 0) {
-            trace_warn("replica",
-                       "event=divergence_ignored topic=%s partition=%d "
-                       "leader=%d answer_epoch=%d our_epoch=%d "
-                       "diverging_epoch=%d end_offset=%lld",
-                       p->topic, (int)p->partition, (int)f->leader,
-                       (int)res->leader_epoch, (int)p->leader_epoch,
-                       (int)res->diverging_epoch,
-                       (long long)res->diverging_end_offset);
-            return true;
-        }
-        fetcher_truncate(f, p, log, res->diverging_end_offset);
-        return false;
-    }
-    if (res->high_watermark > p->follower_hw) {
-        p->follower_hw = res->high_watermark;
-    }
-    if (res->payload_bytes == 0) {
-        return false;
-    }
-    if (fetcher_append(p, log, data, res->payload_bytes,
-                       clock_wall_ms(f->io->b->clock), changed) != 0) {
-        return true;
-    }
-    *flush = log;
-    return false;
+    memset(&a, 0, sizeof(a));
+    a.err = res->error_code;
+    a.err_msg = res->error_message != NULL ? res->error_message : "";
+    a.leader_epoch = res->leader_epoch;
+    a.log_start_offset = res->log_start_offset;
+    a.high_watermark = res->high_watermark;
+    a.diverging_epoch = res->diverging_epoch;
+    a.diverging_end_offset = res->diverging_end_offset;
+    a.data = data;
+    a.len = res->payload_bytes;
+    repl_io_follow_answer(f->io, p, log, &a);
 }
 
 static void fetcher_reply(void *arg,
@@ -315,8 +170,6 @@ static void fetcher_reply(void *arg,
 {
     struct fetcher *f = arg;
     const Weir__FetchResponse *fr;
-    struct err_detail fed;
-    bool backoff = false;
     uint64_t pos = 0;
     size_t i;
 
@@ -328,41 +181,68 @@ static void fetcher_reply(void *arg,
                     (int)f->leader, f->addr,
                     weir_err_name(err != 0 ? err : WEIR_ENETWORK),
                     ed != NULL ? ed->msg : "");
-        fetcher_arm(f, FETCHER_BACKOFF_MS);
+        fetcher_arm(f, REPL_IO_FETCH_BACKOFF_MS);
         return;
     }
     fr = resp->fetch;
     for (i = 0; i < fr->n_partitions; i++) {
         const Weir__FetchPartitionResult *res = fr->partitions[i];
-        struct repl_io_part *p;
-        struct plog *log = NULL;
-        bool changed = false;
 
         if (pos + res->payload_bytes > payload_len) {
-            backoff = true;
-            break;
+            trace_warn("replica",
+                       "event=fetch_answer_malformed leader=%d addr=%s "
+                       "reason=\"payload shorter than its partitions say\"",
+                       (int)f->leader, f->addr);
+            fetcher_arm(f, REPL_IO_FETCH_BACKOFF_MS);
+            return;
         }
-        backoff |= fetcher_one(f, res, payload + pos, &log, &changed);
+        fetcher_one(f, res, payload + pos);
         pos += res->payload_bytes;
-        if (log == NULL) {
-            continue;
-        }
-        /* durable before the next fetch tells the leader we have it */
-        err_detail_clear(&fed);
-        if (plog_flush(log, &fed) != 0) {
-            trace_error("replica",
-                        "event=replica_flush_failed topic=%s partition=%d "
-                        "msg=\"%s\"",
-                        res->topic, (int)res->partition, fed.msg);
-            backoff = true;
-            continue;
-        }
-        p = fetcher_part(f, res->topic, res->partition);
-        if (changed && p != NULL) {
-            repl_io_part_store(p, log);
-        }
     }
-    fetcher_arm(f, backoff ? FETCHER_BACKOFF_MS : 0);
+    fetcher_arm(f, 0); /* the send decides what may go now */
+}
+
+/* Fill fps with the fetches the partitions' cores allow now; *next_ms is
+ * when the next one may go if none does. Returns their number. */
+static uint32_t fetcher_plan(struct fetcher *f,
+                             Weir__FetchPartition *fps,
+                             Weir__FetchPartition **ptrs,
+                             uint32_t cap,
+                             uint64_t *next_ms)
+{
+    uint64_t now = clock_now_ms(f->io->b->clock);
+    struct repl_fetch_params fp;
+    uint32_t n = 0;
+    uint32_t i;
+
+    *next_ms = REPL_TICK_NEVER;
+    for (i = 0; i < f->io->n && n < cap; i++) {
+        struct repl_io_part *p = f->io->parts[i];
+        struct plog *log;
+
+        if (!fetcher_follows(f, p)) {
+            continue;
+        }
+        log = logmgr_partition(f->io->b->logs, p->topic, p->partition);
+        if (log == NULL ||
+            !repl_io_follow_params(f->io, p, log, now, &fp, next_ms)) {
+            continue;
+        }
+        weir__fetch_partition__init(&fps[n]);
+        fps[n].topic = p->topic;
+        fps[n].partition = p->partition;
+        fps[n].fetch_offset = fp.fetch_offset;
+        fps[n].partition_max_bytes = FETCHER_PART_MAX;
+        fps[n].current_leader_epoch = fp.current_leader_epoch;
+        fps[n].topic_id = p->topic_id;
+        fps[n].last_fetched_epoch = fp.last_fetched_epoch;
+        ptrs[n] = &fps[n];
+        n++;
+    }
+    if (*next_ms != REPL_TICK_NEVER) {
+        *next_ms = *next_ms > now ? *next_ms - now : 0;
+    }
+    return n;
 }
 
 static void fetcher_send(struct fetcher *f)
@@ -372,6 +252,7 @@ static void fetcher_send(struct fetcher *f)
     Weir__FetchPartition *fps = NULL;
     Weir__FetchPartition **ptrs = NULL;
     struct broker *b = f->io->b;
+    uint64_t wait_ms;
     uint32_t n = 0;
     uint32_t i;
     int rv;
@@ -385,38 +266,28 @@ static void fetcher_send(struct fetcher *f)
     if (n > FETCHER_MAX_PARTS) {
         n = FETCHER_MAX_PARTS;
     }
-    rv = fetcher_connect(f);
     fps = mem_calloc(n, sizeof(*fps));
     ptrs = mem_calloc(n, sizeof(*ptrs));
-    if (rv != 0 || fps == NULL || ptrs == NULL) {
+    if (fps == NULL || ptrs == NULL) {
         mem_free(fps);
         mem_free(ptrs);
-        fetcher_arm(f, FETCHER_BACKOFF_MS);
+        fetcher_arm(f, REPL_IO_FETCH_BACKOFF_MS);
         return;
     }
-    n = 0;
-    for (i = 0; i < f->io->n && n < FETCHER_MAX_PARTS; i++) {
-        struct repl_io_part *p = f->io->parts[i];
-        struct plog *log;
-
-        if (!fetcher_follows(f, p)) {
-            continue;
+    n = fetcher_plan(f, fps, ptrs, n, &wait_ms);
+    rv = n > 0 ? fetcher_connect(f) : 0;
+    if (n == 0 || rv != 0) {
+        mem_free(fps);
+        mem_free(ptrs);
+        /* nothing may go yet (backoff, or stopped until new metadata,
+           which kicks), or no address for the leader */
+        if (rv != 0) {
+            fetcher_arm(f, REPL_IO_FETCH_BACKOFF_MS);
+        } else if (wait_ms != REPL_TICK_NEVER) {
+            fetcher_arm(f,
+                        wait_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)wait_ms);
         }
-        log = logmgr_partition(b->logs, p->topic, p->partition);
-        if (log == NULL) {
-            continue;
-        }
-        repl_io_part_load(p, log);
-        weir__fetch_partition__init(&fps[n]);
-        fps[n].topic = p->topic;
-        fps[n].partition = p->partition;
-        fps[n].fetch_offset = plog_end_offset(log);
-        fps[n].partition_max_bytes = FETCHER_PART_MAX;
-        fps[n].current_leader_epoch = p->leader_epoch;
-        fps[n].topic_id = p->topic_id;
-        fps[n].last_fetched_epoch = repl_epochs_latest_epoch(&p->epochs);
-        ptrs[n] = &fps[n];
-        n++;
+        return;
     }
     fr.max_wait_ms = FETCHER_MAX_WAIT_MS;
     fr.min_bytes = 1;
@@ -428,12 +299,11 @@ static void fetcher_send(struct fetcher *f)
     req.client_id = "weir-replica-fetcher";
     req.body_case = WEIR__REQUEST__BODY_FETCH;
     req.fetch = &fr;
-    rv = n > 0 ? cconn_call(f->conn, &req, FETCHER_CALL_MS, fetcher_reply, f)
-               : WEIR_ENOT_FOUND;
+    rv = cconn_call(f->conn, &req, FETCHER_CALL_MS, fetcher_reply, f);
     mem_free(fps);
     mem_free(ptrs);
     if (rv != 0) {
-        fetcher_arm(f, FETCHER_BACKOFF_MS);
+        fetcher_arm(f, REPL_IO_FETCH_BACKOFF_MS);
         return;
     }
     f->in_flight = true;

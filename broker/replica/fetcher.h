@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Replica fetcher: one connection per leader broker (cluster_conn RPC over
  * a bufferevent). It long-polls Fetch with replica_id = this broker's id
- * for every partition this broker follows from that leader, fetch_offset =
- * its log end offset, appends what comes back at the leader's offsets
- * (plog_append_replica), fsyncs, and only then fetches again (so a leader
- * never sees a fetch offset that is not durable here). A diverging answer
- * truncates the log and the epoch cache; errors back off.
+ * for every partition this broker follows from that leader whose follower
+ * core allows a fetch now (repl_follower_next_fetch: not in backoff, not
+ * stopped, everything below the fetch offset durable), and hands each
+ * partition's answer to that core (repl_io_follow_answer), which appends,
+ * flushes, truncates or restarts the log. It makes no decision itself.
  * Locality: broker loop thread only. */
 #ifndef BROKER_REPLICA_FETCHER_H
 #define BROKER_REPLICA_FETCHER_H

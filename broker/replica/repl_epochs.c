@@ -176,6 +176,43 @@ void repl_epochs_clear(struct repl_epochs *c)
     c->n = 0;
 }
 
+int64_t repl_epochs_reconcile(struct repl_epochs *c,
+                              int64_t log_start,
+                              int64_t log_end,
+                              int32_t last_batch_epoch)
+{
+    const struct repl_epoch_entry *held = NULL;
+    uint32_t n = c->n;
+
+    if (log_end <= log_start || last_batch_epoch < 0) {
+        return REPL_OFFSET_NONE; /* no record to describe */
+    }
+    /* entries at or past the end have no record: an epoch led without
+     * writing, or whose records a crash lost. They stay (a broker must
+     * never lead such an epoch again); a follower drops them. */
+    while (n > 0 && c->entries[n - 1].start_offset >= log_end) {
+        n--;
+    }
+    held = n > 0 ? &c->entries[n - 1] : NULL;
+    if (held != NULL && held->epoch == last_batch_epoch) {
+        return REPL_OFFSET_NONE;
+    }
+    /* The cache misses the log's newest epochs (or describes another
+     * log). Entries past the end cannot coexist with that through our own
+     * writes (each checkpoint is written whole from a reconciled cache),
+     * and would hide the newer epochs from repl_epochs_assign: drop them. */
+    (void)repl_epochs_truncate_from_end(c, log_end);
+    if (held != NULL && held->epoch > last_batch_epoch) {
+        /* claims an epoch the log does not end in: not this log's cache */
+        repl_epochs_clear(c);
+        held = NULL;
+    }
+    if (held == NULL || held->start_offset < log_start) {
+        return log_start;
+    }
+    return held->start_offset;
+}
+
 int repl_epochs_copy(struct repl_epochs *dst, const struct repl_epochs *src)
 {
     int rv;

@@ -82,6 +82,26 @@ uint32_t repl_epochs_truncate_from_start(struct repl_epochs *c,
 /* Drop every entry (the log was emptied). */
 void repl_epochs_clear(struct repl_epochs *c);
 
+/* Bring a cache read from its checkpoint in line with the log it
+ * describes, [log_start, log_end), whose last batch carries
+ * last_batch_epoch (REPL_EPOCH_NONE for an empty log). The checkpoint may
+ * lag the log: a replica that crashed between flushing records of a new
+ * epoch and writing the checkpoint (or lost the file) would otherwise
+ * report an older last epoch, or none, and escape the leader's divergence
+ * check (KIP-320). Returns REPL_OFFSET_NONE when the latest entry starting
+ * below log_end is the last batch's epoch (the cache is unchanged: entries
+ * at or past log_end stay, so a broker never leads those epochs again).
+ * Otherwise drops those entries, clears the cache when its latest epoch
+ * is newer than the last batch's (it does not describe this log), and
+ * returns where a scan of batch headers must start, each header then
+ * given to repl_epochs_assign(c, epoch, base): the start of the latest
+ * entry (or log_start when that is earlier or the cache is empty). Pure:
+ * the caller reads the headers. */
+int64_t repl_epochs_reconcile(struct repl_epochs *c,
+                              int64_t log_start,
+                              int64_t log_end,
+                              int32_t last_batch_epoch);
+
 /* Replace dst's entries with a copy of src's. Errors: WEIR_ENOMEM (dst
  * unchanged). */
 WEIR_MUST_CHECK int repl_epochs_copy(struct repl_epochs *dst,

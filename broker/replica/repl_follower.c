@@ -22,6 +22,19 @@ struct repl_follower {
     struct repl_epochs *epochs; /* borrowed from the partition */
 };
 
+/* Latest epoch with a record in a log ending at leo: entries starting at
+ * or after leo have none. */
+static int32_t repl_follower_latest_held(const struct repl_epochs *epochs,
+                                         int64_t leo)
+{
+    uint32_t n = repl_epochs_count(epochs);
+
+    while (n > 0 && repl_epochs_entry(epochs, n - 1)->start_offset >= leo) {
+        n--;
+    }
+    return n > 0 ? repl_epochs_entry(epochs, n - 1)->epoch : REPL_EPOCH_NONE;
+}
+
 int repl_follower_new(const struct repl_follower_config *cfg,
                       struct repl_epochs *epochs,
                       struct repl_follower **out)
@@ -29,11 +42,15 @@ int repl_follower_new(const struct repl_follower_config *cfg,
     struct repl_follower *f;
 
     *out = NULL;
+    /* An empty epoch newer than the leader's (one this replica was given
+     * and never wrote in, say a leadership it refused) goes below; records
+     * of a newer epoch mean our view of the leadership is stale. */
     if (cfg->self_id < 0 || cfg->leader_id < 0 ||
         cfg->leader_id == cfg->self_id || cfg->leader_epoch < 0 ||
         cfg->log_end_offset < 0 || cfg->durable_offset < 0 ||
         cfg->durable_offset > cfg->log_end_offset || cfg->high_watermark < 0 ||
-        repl_epochs_latest_epoch(epochs) > cfg->leader_epoch) {
+        repl_follower_latest_held(epochs, cfg->log_end_offset) >
+            cfg->leader_epoch) {
         return WEIR_EINVALID_ARGUMENT;
     }
     f = mem_calloc(1, sizeof(*f));
@@ -82,8 +99,8 @@ bool repl_follower_next_fetch(const struct repl_follower *f,
     return true;
 }
 
-static uint64_t repl_follower_next_fetch_ms(const struct repl_follower *f,
-                                            uint64_t now_ms)
+uint64_t repl_follower_next_fetch_ms(const struct repl_follower *f,
+                                     uint64_t now_ms)
 {
     if (f->stopped || f->durable < f->leo) {
         return REPL_TICK_NEVER;
@@ -165,6 +182,7 @@ static int64_t repl_follower_truncation_point(const struct repl_follower *f,
 static int repl_follower_diverging(struct repl_follower *f,
                                    int32_t epoch,
                                    int64_t end,
+                                   uint64_t now_ms,
                                    struct repl_follower_actions *out)
 {
     int64_t t;
@@ -192,6 +210,45 @@ static int repl_follower_diverging(struct repl_follower *f,
             out->hw_changed = true;
         }
     }
+    if (!out->truncate && !out->epochs_changed) {
+        /* Nothing to cut: the same fetch would get the same answer at
+         * once, for ever, burning a core on both sides (an empty epoch
+         * left in a cache did that before it was dropped at creation).
+         * Retry later; the leader's state may move meanwhile. */
+        f->retry_at_ms = now_ms + f->backoff_ms;
+        out->stalled = true;
+    }
+    return 0;
+}
+
+/* The leader refused our fetch offset as outside its log. Below its log
+ * start, the records we lack exist nowhere any more (retention deleted
+ * them, only ever below its high watermark): start our log over at its
+ * start. Everything below that start is committed, so it is our high
+ * watermark. */
+static int repl_follower_out_of_range(struct repl_follower *f,
+                                      int64_t leader_start,
+                                      uint64_t now_ms,
+                                      struct repl_follower_actions *out)
+{
+    if (leader_start < 0) {
+        return WEIR_EINVALID_ARGUMENT;
+    }
+    if (leader_start <= f->leo) {
+        /* In range by its start: the leader moved on between its checks,
+         * or holds less than we do without saying where we diverge.
+         * Either way, ask again after a pause. */
+        f->retry_at_ms = now_ms + f->backoff_ms;
+        return 0;
+    }
+    repl_epochs_clear(f->epochs);
+    out->epochs_changed = true;
+    out->restart = true;
+    out->restart_offset = leader_start;
+    f->leo = leader_start;
+    f->durable = leader_start;
+    f->hw = leader_start;
+    out->hw_changed = true;
     return 0;
 }
 
@@ -200,12 +257,13 @@ static void repl_follower_fetch_error(struct repl_follower *f,
                                       uint64_t now_ms,
                                       struct repl_follower_actions *out)
 {
-    /* Our leadership view is stale (the leader moved on, or is not the
-     * leader at all): fetching again cannot help until the metadata says
-     * who leads now, which creates a new follower. Anything else (the
-     * leader has not caught up with the controller yet, network trouble)
-     * is worth retrying after a pause. */
-    if (err == WEIR_EFENCED_LEADER_EPOCH || err == WEIR_ENOT_LEADER) {
+    /* Our leadership view is stale (the leader moved on to a newer
+     * epoch): fetching again cannot help until the metadata says who leads
+     * now, which creates a new follower. Anything else is worth retrying
+     * after a pause: NOT_LEADER too, since the leader may not have applied
+     * the metadata that makes it leader yet, and nothing would restart a
+     * follower stopped on that (our own metadata does not change). */
+    if (err == WEIR_EFENCED_LEADER_EPOCH) {
         f->stopped = true;
         out->stopped = true;
         return;
@@ -235,10 +293,14 @@ static int repl_follower_apply(struct repl_follower *f,
         return 0;
     case REPL_FOLLOWER_EV_DIVERGING:
         return repl_follower_diverging(f, ev->u.diverging.epoch,
-                                       ev->u.diverging.end_offset, out);
+                                       ev->u.diverging.end_offset, ev->now_ms,
+                                       out);
     case REPL_FOLLOWER_EV_FETCH_ERROR:
         repl_follower_fetch_error(f, ev->u.fetch_error.err, ev->now_ms, out);
         return 0;
+    case REPL_FOLLOWER_EV_OUT_OF_RANGE:
+        return repl_follower_out_of_range(
+            f, ev->u.out_of_range.log_start_offset, ev->now_ms, out);
     }
     return WEIR_EINVALID_ARGUMENT;
 }

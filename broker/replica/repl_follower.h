@@ -29,11 +29,13 @@ struct repl_follower_config {
 };
 
 enum repl_follower_event_type {
-    REPL_FOLLOWER_EV_RECORDS,     /* one batch of a fetch response */
-    REPL_FOLLOWER_EV_DURABLE,     /* local durable offset moved */
-    REPL_FOLLOWER_EV_LEADER_HW,   /* high watermark of a fetch response */
-    REPL_FOLLOWER_EV_DIVERGING,   /* the leader answered "diverging" */
-    REPL_FOLLOWER_EV_FETCH_ERROR, /* the leader answered an error */
+    REPL_FOLLOWER_EV_RECORDS,      /* one batch of a fetch response */
+    REPL_FOLLOWER_EV_DURABLE,      /* local durable offset moved */
+    REPL_FOLLOWER_EV_LEADER_HW,    /* high watermark of a fetch response */
+    REPL_FOLLOWER_EV_DIVERGING,    /* the leader answered "diverging" */
+    REPL_FOLLOWER_EV_FETCH_ERROR,  /* the leader answered an error */
+    REPL_FOLLOWER_EV_OUT_OF_RANGE, /* the leader answered
+                                      OFFSET_OUT_OF_RANGE */
 };
 
 struct repl_follower_event {
@@ -58,13 +60,20 @@ struct repl_follower_event {
         struct {
             int err; /* enum weir_err */
         } fetch_error;
+        struct {
+            int64_t log_start_offset; /* the leader's, from its answer */
+        } out_of_range;
     } u;
 };
 
 /* Filled by repl_follower_step; the caller performs them in this order. */
 struct repl_follower_actions {
     bool truncate;           /* cut the log: drop every offset >= */
-    int64_t truncate_offset; /* this one */
+    int64_t truncate_offset; /* this one (below the log's start: restart
+                                the log empty there instead) */
+    bool restart;            /* drop the whole log and start an empty one */
+    int64_t restart_offset;  /* whose next offset is this (the leader's log
+                                start); durable before the next fetch */
     bool epochs_changed;     /* rewrite the leader-epoch checkpoint, after
                                 the truncation and before the next append */
     bool append;             /* RECORDS: the batch is valid; append it */
@@ -72,6 +81,9 @@ struct repl_follower_actions {
                                 which only an unclean election causes) */
     int64_t high_watermark;
     bool stopped;           /* stop fetching until new leadership info */
+    bool stalled;           /* a DIVERGING answer changed nothing: the
+                               leader's history is not what it answered
+                               before; fetching backs off (worth a trace) */
     uint64_t next_fetch_ms; /* earliest next fetch; REPL_TICK_NEVER while
                                stopped or waiting for DURABLE */
 };
@@ -80,9 +92,11 @@ struct repl_follower_actions {
  * partition's cache (borrowed: must outlive the follower; only the
  * follower changes it meanwhile). Entries starting at or after the LEO
  * are dropped (no record of theirs is in the log: typically an epoch this
- * replica led without writing), so the caller should rewrite the
- * checkpoint afterwards. Errors: WEIR_EINVALID_ARGUMENT, WEIR_ENOMEM. On
- * error *out is NULL and the cache is unchanged. */
+ * replica led without writing, which a leader of a later epoch never
+ * has), so the caller should rewrite the checkpoint afterwards.
+ * Errors: WEIR_EINVALID_ARGUMENT (inconsistent config, or an epoch of
+ * records in the log newer than the leader's), WEIR_ENOMEM. On error *out
+ * is NULL and the cache is unchanged. */
 WEIR_MUST_CHECK int repl_follower_new(const struct repl_follower_config *cfg,
                                       struct repl_epochs *epochs,
                                       struct repl_follower **out);
@@ -96,11 +110,25 @@ bool repl_follower_next_fetch(const struct repl_follower *f,
                               uint64_t now_ms,
                               struct repl_fetch_params *out);
 
-/* Apply one event; *out is overwritten. Errors (state unchanged):
- * WEIR_ECORRUPT_MESSAGE (a batch that does not start at our LEO, is
- * empty, or carries an epoch older than our latest or newer than the
- * leader's), WEIR_EINVALID_ARGUMENT (durable past LEO, an undefined
- * divergence point), WEIR_ENOMEM. */
+/* When the next fetch may be sent (now_ms if at once), or REPL_TICK_NEVER
+ * while stopped or waiting for DURABLE. */
+uint64_t repl_follower_next_fetch_ms(const struct repl_follower *f,
+                                     uint64_t now_ms);
+
+/* Apply one event; *out is overwritten. Rules beyond KIP-279:
+ * - OUT_OF_RANGE with our LEO below the leader's log start: the records we
+ *   lack are gone from the leader, so restart the log empty at its start
+ *   and clear the epoch cache (Kafka does the same). Otherwise (a fetch
+ *   that raced the leader's retention, or a confused leader) back off.
+ * - A DIVERGING answer that cuts nothing and drops no epoch entry would
+ *   come back identical on the next fetch, for ever: back off instead.
+ * - FENCED_LEADER_EPOCH stops fetching until new leadership info (our
+ *   view is stale); any other error, NOT_LEADER included (the leader may
+ *   not have applied its own leadership yet), backs off and retries.
+ * Errors (state unchanged): WEIR_ECORRUPT_MESSAGE (a batch that does not
+ * start at our LEO, is empty, or carries an epoch older than our latest
+ * or newer than the leader's), WEIR_EINVALID_ARGUMENT (durable past LEO,
+ * an undefined divergence point or log start), WEIR_ENOMEM. */
 WEIR_MUST_CHECK int repl_follower_step(struct repl_follower *f,
                                        const struct repl_follower_event *ev,
                                        struct repl_follower_actions *out);

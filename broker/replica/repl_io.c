@@ -3,7 +3,9 @@
 #include "broker/replica/repl_io.h"
 
 #include <event2/event.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,8 +22,6 @@
 #include "common/mem.h"
 #include "common/trace.h"
 
-#define REPL_IO_CHECKPOINT     "leader-epoch-checkpoint"
-#define REPL_IO_CHECKPOINT_MAX (1u << 20)
 #define REPL_IO_ISR_BACKOFF_MS 500
 
 /* The leader side of one partition this broker leads in one epoch: the
@@ -74,9 +74,7 @@ int repl_io_new(struct broker *b, struct repl_io **out)
     return 0;
 }
 
-/* The log's durable end as replication counts it: fsynced under
- * flush-policy=ack, else appended. */
-static int64_t repl_io_durable_end(const struct plog *log)
+int64_t repl_io_durable_end(const struct plog *log)
 {
     return plog_config(log)->flush_policy == PLOG_FLUSH_ACK
                ? plog_durable_offset(log)
@@ -96,8 +94,11 @@ static void repl_io_lead_free(struct repl_io_lead *lead)
 }
 
 /* Stop leading p: drop the core and fail the acks=all writes waiting on
- * its high watermark. */
-static void repl_io_part_unlead(struct repl_io *io, struct repl_io_part *p)
+ * its high watermark with err. */
+static void repl_io_part_unlead(struct repl_io *io,
+                                struct repl_io_part *p,
+                                int err,
+                                const char *msg)
 {
     struct repl_io_lead *lead = p->lead;
 
@@ -105,15 +106,42 @@ static void repl_io_part_unlead(struct repl_io *io, struct repl_io_part *p)
         return;
     }
     p->lead = NULL;
-    api_produce_fail_log(io->b, lead->log, WEIR_ENOT_LEADER,
-                         "leadership moved before the write was replicated");
+    api_produce_fail_log(io->b, lead->log, err, msg);
     repl_io_lead_free(lead);
+}
+
+void repl_io_part_failed(struct repl_io *io,
+                         struct repl_io_part *p,
+                         const struct plog *log,
+                         const char *fmt,
+                         ...)
+{
+    char why[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    /* TODO(repl): take the log offline once offline logs exist, so the
+     * controller moves the leadership away. #12 */
+    repl_io_part_unlead(io, p, WEIR_ELEADER_NOT_AVAILABLE,
+                        "the partition cannot be led here now");
+    repl_io_follow_drop(p);
+    p->failed = true;
+    p->failed_log = log;
+    trace_error("replica",
+                "event=partition_failed topic=%s partition=%d role=%s "
+                "leader=%d epoch=%d reason=\"%s\"",
+                p->topic, (int)p->partition,
+                p->role == CLUSTER_ROLE_LEADER ? "leader" : "follower",
+                (int)p->leader, (int)p->leader_epoch, why);
 }
 
 static void repl_io_part_fini(struct repl_io_part *p)
 {
     repl_io_lead_free(p->lead);
     p->lead = NULL;
+    repl_io_follow_drop(p);
     mem_free(p->topic);
     repl_epochs_fini(&p->epochs);
     mem_free(p);
@@ -202,82 +230,11 @@ static void repl_io_remove(struct repl_io *io, struct repl_io_part *p)
     if (i == io->n) {
         return;
     }
-    repl_io_part_unlead(io, p);
+    repl_io_part_unlead(io, p, WEIR_ENOT_LEADER,
+                        "the partition is no longer hosted here");
     repl_io_part_fini(p);
     io->parts[i] = io->parts[io->n - 1];
     io->n--;
-}
-
-/* Read <dir>/leader-epoch-checkpoint into p->epochs; a missing file is an
- * empty cache. A corrupt one is traced and ignored (the cache is derived
- * data a leader rebuilds from here on). */
-void repl_io_part_load(struct repl_io_part *p, const struct plog *log)
-{
-    const char *dir = plog_dir(log);
-    char path[STORAGE_PATH_MAX];
-    struct err_detail ed;
-    char *text = NULL;
-    size_t len = 0;
-    int rv;
-
-    if (p->loaded) {
-        return;
-    }
-    err_detail_clear(&ed);
-    rv = storage_join(path, sizeof(path), dir, REPL_IO_CHECKPOINT, &ed);
-    if (rv == 0) {
-        rv = storage_read_small(storage_posix(), path, REPL_IO_CHECKPOINT_MAX,
-                                &text, &len, &ed);
-    }
-    if (rv == 0) {
-        rv = repl_epochs_decode(&p->epochs, (const uint8_t *)text, len, &ed);
-    }
-    mem_free(text);
-    if (rv != 0 && rv != WEIR_ENOT_FOUND) {
-        trace_warn("replica",
-                   "event=epoch_checkpoint_unreadable topic=%s partition=%d "
-                   "error=%s msg=\"%s\"",
-                   p->topic, (int)p->partition, weir_err_name(rv), ed.msg);
-    }
-    p->loaded = true;
-}
-
-static int repl_io_store(const struct repl_io_part *p,
-                         const char *dir,
-                         struct err_detail *ed)
-{
-    char path[STORAGE_PATH_MAX];
-    struct weir_buf text;
-    int rv;
-
-    buf_init(&text);
-    rv = repl_epochs_encode(&p->epochs, &text);
-    if (rv != 0) {
-        buf_fini(&text);
-        return err_set(ed, rv, "out of memory");
-    }
-    rv = storage_join(path, sizeof(path), dir, REPL_IO_CHECKPOINT, ed);
-    if (rv == 0) {
-        rv = storage_write_atomic(storage_posix(), dir, path, text.data,
-                                  text.len, ed);
-    }
-    buf_fini(&text);
-    return rv;
-}
-
-void repl_io_part_store(const struct repl_io_part *p, const struct plog *log)
-{
-    struct err_detail ed;
-    int rv;
-
-    err_detail_clear(&ed);
-    rv = repl_io_store(p, plog_dir(log), &ed);
-    if (rv != 0) {
-        trace_warn("replica",
-                   "event=epoch_checkpoint_failed topic=%s partition=%d "
-                   "error=%s msg=\"%s\"",
-                   p->topic, (int)p->partition, weir_err_name(rv), ed.msg);
-    }
 }
 
 /* The fetcher for `leader`, created on first use (NULL: out of memory). */
@@ -482,8 +439,7 @@ static uint32_t repl_io_min_isr(struct repl_io *io,
 }
 
 /* Start the leader core of p in st->leader_epoch (which it records in the
- * epoch cache at the log end). False when it cannot (then the caller
- * records the epoch itself and the partition runs without it). */
+ * epoch cache at the log end). False when it cannot (traced). */
 static bool repl_io_lead_start(struct repl_io *io,
                                struct repl_io_part *p,
                                struct plog *log,
@@ -570,32 +526,32 @@ static void repl_io_become_leader(struct repl_io *io,
     repl_io_part_load(p, log);
     /* the log grew under other leaders: rebuild producer state from it */
     idem_io_invalidate(io->b->idem, st->topic, st->partition);
-    err_detail_clear(&ed);
+    /* Never lead an epoch this replica has already seen: records of it
+     * that were never flushed may be gone, and taking their offsets again
+     * in the same epoch would hide that from every divergence check (the
+     * restart race with registration gets here). Without the core there
+     * is no replicated HW and acks=all would be acks=1: serve nothing. */
     if (st->leader_epoch <= repl_epochs_latest_epoch(&p->epochs)) {
-        trace_warn("replica",
-                   "event=leader_epoch_not_new topic=%s partition=%d "
-                   "epoch=%d latest=%d",
-                   st->topic, (int)st->partition, (int)st->leader_epoch,
-                   (int)repl_epochs_latest_epoch(&p->epochs));
-        return; /* already recorded (or stale) */
+        repl_io_part_failed(io, p, log,
+                            "leader epoch %d is not newer than %d in the "
+                            "epoch cache: records of it may be lost here; "
+                            "waiting for a new epoch",
+                            (int)st->leader_epoch,
+                            (int)repl_epochs_latest_epoch(&p->epochs));
+        return;
     }
-    if (repl_io_lead_start(io, p, log, st)) {
-        rv = 0; /* the core recorded the epoch */
-    } else {
-        rv = repl_epochs_assign(&p->epochs, st->leader_epoch,
-                                plog_end_offset(log));
+    if (!repl_io_lead_start(io, p, log, st)) {
+        repl_io_part_failed(io, p, log, "the replication core could not start");
+        return;
     }
-    if (rv == 0) {
-        rv = repl_io_store(p, plog_dir(log), &ed);
-    } else {
-        (void)err_set(&ed, rv, "recording epoch %d", (int)st->leader_epoch);
-    }
+    err_detail_clear(&ed);
+    rv = repl_io_part_store(p, log, &ed);
     if (rv != 0) {
-        trace_warn("replica",
-                   "event=epoch_checkpoint_failed topic=%s partition=%d "
-                   "epoch=%d error=%s msg=\"%s\"",
-                   st->topic, (int)st->partition, (int)st->leader_epoch,
-                   weir_err_name(rv), ed.msg);
+        /* a restart would not know this epoch started here */
+        repl_io_part_failed(io, p, log,
+                            "writing the leader-epoch checkpoint for epoch "
+                            "%d: %s",
+                            (int)st->leader_epoch, ed.msg);
         return;
     }
     trace_info("replica",
@@ -619,6 +575,22 @@ void repl_io_drop_topic(struct repl_io *io, const char *topic)
             i++;
         }
     }
+}
+
+/* Following st->leader: its fetcher builds the follower core lazily. */
+static void repl_io_become_follower(struct repl_io *io,
+                                    const struct cluster_partition_state *st)
+{
+    struct fetcher *f = repl_io_fetcher(io, st->leader);
+
+    if (f == NULL) {
+        trace_error("replica",
+                    "event=fetcher_unavailable topic=%s partition=%d "
+                    "leader=%d reason=\"out of memory\"",
+                    st->topic, (int)st->partition, (int)st->leader);
+        return;
+    }
+    fetcher_kick(f);
 }
 
 void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
@@ -660,23 +632,23 @@ void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
         repl_io_lead_step(p->lead, &ev, &acts);
         return;
     }
-    repl_io_part_unlead(io, p);
+    if (st->role == p->role && st->leader == p->leader &&
+        st->leader_epoch == p->leader_epoch &&
+        (p->failed || p->follow != NULL)) {
+        return; /* an ISR change within the same leadership */
+    }
+    repl_io_part_unlead(io, p, WEIR_ENOT_LEADER,
+                        "leadership moved before the write was replicated");
+    repl_io_follow_drop(p);
+    p->failed = false;
+    p->failed_log = NULL;
     p->role = st->role;
     p->leader = st->leader;
     p->leader_epoch = st->leader_epoch;
     if (st->role == CLUSTER_ROLE_LEADER) {
         repl_io_become_leader(io, p, st);
     } else if (st->leader >= 0 && st->leader != (int32_t)io->b->cfg.id) {
-        struct fetcher *f = repl_io_fetcher(io, st->leader);
-
-        if (f == NULL) {
-            trace_error("replica",
-                        "event=fetcher_unavailable topic=%s partition=%d "
-                        "leader=%d reason=\"out of memory\"",
-                        st->topic, (int)st->partition, (int)st->leader);
-            return;
-        }
-        fetcher_kick(f);
+        repl_io_become_follower(io, st);
     }
 }
 
@@ -698,7 +670,9 @@ bool repl_io_diverging(struct repl_io *io,
     if (p == NULL || p->role != CLUSTER_ROLE_LEADER) {
         return false;
     }
-    repl_io_part_load(p, log);
+    if (!p->loaded) {
+        repl_io_part_load(p, logmgr_partition(io->b->logs, topic, partition));
+    }
     if (last_fetched_epoch >= 0 && repl_epochs_count(&p->epochs) > 0) {
         e = repl_epochs_end_offset_for(&p->epochs, last_fetched_epoch, leo);
         if (e.end_offset >= 0 &&
@@ -754,17 +728,56 @@ static struct repl_io_lead *repl_io_lead_of(const struct repl_io *io,
     return NULL;
 }
 
+/* A partition led here without a core: failed (repl_io_part_failed). */
+static bool repl_io_leads_without_core(const struct repl_io *io,
+                                       const struct plog *log)
+{
+    uint32_t i;
+
+    for (i = 0; io != NULL && i < io->n; i++) {
+        const struct repl_io_part *p = io->parts[i];
+
+        if (p->failed && p->failed_log == log &&
+            p->role == CLUSTER_ROLE_LEADER) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool repl_io_high_watermark(const struct repl_io *io,
                             const struct plog *log,
                             int64_t *hw)
 {
     const struct repl_io_lead *lead = repl_io_lead_of(io, log);
 
-    if (lead == NULL) {
-        return false;
+    if (lead != NULL) {
+        *hw = repl_leader_high_watermark(lead->l);
+        return true;
     }
-    *hw = repl_leader_high_watermark(lead->l);
-    return true;
+    if (repl_io_leads_without_core(io, log)) {
+        *hw = REPL_OFFSET_NONE; /* none: the log end is not one */
+        return true;
+    }
+    return false;
+}
+
+int repl_io_route(const struct repl_io *io,
+                  const char *topic,
+                  int32_t partition,
+                  char *msg,
+                  size_t msg_cap)
+{
+    const struct repl_io_part *p = repl_io_find(io, topic, partition);
+
+    if (p == NULL || p->role != CLUSTER_ROLE_LEADER || p->lead != NULL) {
+        return 0;
+    }
+    (void)snprintf(msg, msg_cap,
+                   "%s/%d is led here in epoch %d without replication "
+                   "state (see the broker's partition_failed trace); retry",
+                   topic, (int)partition, (int)p->leader_epoch);
+    return WEIR_ELEADER_NOT_AVAILABLE;
 }
 
 bool repl_io_hw_established(const struct repl_io *io, const struct plog *log)

@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Data-plane adapter between the cluster control plane and the partition
- * logs (STYLE 2.7: thin, no replication decisions). Today it keeps, per
- * hosted partition, the role and leader epoch the controller assigned and
- * the leader-epoch cache (repl_epochs), checkpointed atomically in
- * <partition dir>/leader-epoch-checkpoint. A leader stamps its epoch into
- * every batch it appends (produce asks repl_io_leader_epoch).
- * A follower runs a fetcher (fetcher.h) to its leader's broker.
- * A leader runs the repl_leader core (follower positions, ISR changes
- * through the controller, the replicated high watermark, acks=all).
- * NOT YET: the repl_follower core (docs/replication.md).
+ * logs (STYLE 2.7: thin, no replication decisions). It keeps, per hosted
+ * partition, the role and leader epoch the controller assigned and the
+ * leader-epoch cache (repl_epochs), checkpointed atomically in
+ * <partition dir>/leader-epoch-checkpoint and reconciled with the log's
+ * batch headers on load. A leader stamps its epoch into every batch it
+ * appends (produce asks repl_io_leader_epoch) and runs the repl_leader
+ * core (follower positions, ISR changes through the controller, the
+ * replicated high watermark, acks=all). A follower runs the repl_follower
+ * core, fed by a fetcher (fetcher.h) to its leader's broker. A partition
+ * that cannot run its core (an epoch it has seen already, a failed
+ * checkpoint or log write) is failed: LEADER_NOT_AVAILABLE, no HW
+ * (docs/replication.md).
  * Locality: broker loop thread only. */
 #ifndef BROKER_REPLICA_REPL_IO_H
 #define BROKER_REPLICA_REPL_IO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "broker/cluster/cluster.h"
@@ -61,7 +65,8 @@ const struct repl_epochs *
 repl_io_epochs(const struct repl_io *io, const char *topic, int32_t partition);
 
 /* Replicated high watermark of a partition this broker leads with a
- * leader core (repl_leader): true and *hw, else false (not led here). */
+ * leader core (repl_leader): true and *hw. A partition led here that
+ * failed (no core): true and *hw = -1, none. Else false (not led here). */
 bool repl_io_high_watermark(const struct repl_io *io,
                             const struct plog *log,
                             int64_t *hw);
@@ -72,6 +77,17 @@ bool repl_io_high_watermark(const struct repl_io *io,
  * established yet (it may be below one an earlier leader published):
  * "latest" offsets must not be answered then (OFFSET_NOT_AVAILABLE). */
 bool repl_io_hw_established(const struct repl_io *io, const struct plog *log);
+
+/* Requests to a partition this broker leads must also pass here (after
+ * the metadata's leader check): WEIR_ELEADER_NOT_AVAILABLE (retriable,
+ * msg says why) when it leads it without a leader core, i.e. the
+ * partition failed; produce, consumer and follower fetches and
+ * ListOffsets are refused then. 0 otherwise. io may be NULL. */
+int repl_io_route(const struct repl_io *io,
+                  const char *topic,
+                  int32_t partition,
+                  char *msg,
+                  size_t msg_cap);
 
 /* The logs of a topic are about to be deleted: forget its partitions
  * (leaders stop, waiting acks=all writes fail NOT_LEADER). */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Internals shared by repl_io.c and fetcher.c.
+/* Internals shared by repl_io.c (roles, leader side), repl_io_epochs.c
+ * (the epoch checkpoint), repl_io_follow.c (the follower core) and
+ * fetcher.c (the connection to a leader).
  * Locality: broker loop thread only. */
 #ifndef BROKER_REPLICA_REPL_IO_INT_H
 #define BROKER_REPLICA_REPL_IO_INT_H
@@ -9,7 +11,10 @@
 
 #include "broker/cluster/cluster.h"
 #include "broker/replica/repl_epochs.h"
+#include "broker/replica/repl_follower.h"
 #include "broker/replica/repl_io.h"
+
+#define REPL_IO_FETCH_BACKOFF_MS 200 /* after a refused or failed fetch */
 
 struct event;
 struct fetcher;
@@ -24,7 +29,8 @@ struct repl_io_part {
     enum cluster_role role;
     int32_t leader; /* -1: none */
     int32_t leader_epoch;
-    bool loaded; /* epochs read from the checkpoint (or none there) */
+    bool loaded; /* epochs read from the checkpoint (or none there) and
+                    reconciled with the log */
     struct repl_epochs epochs;
     struct repl_io_lead *lead; /* owned; leader with a repl_leader only */
     /* As a follower: the high watermark the leader last reported (-1 none).
@@ -32,6 +38,16 @@ struct repl_io_part {
      * end), so what consumers could read before the failover stays
      * readable; it is committed, so every ISR member holds it. */
     int64_t follower_hw;
+    struct repl_follower *follow; /* owned; the follower core while this
+                                     broker follows in (leader, epoch) */
+    uint32_t follow_gen;          /* bumped with every new follower core */
+    uint32_t sent_gen;            /* follow_gen of the last fetch sent: an
+                                     answer to an older core is dropped */
+    /* This replica can neither lead nor follow in its current leadership
+     * (repl_io_part_failed): as leader it answers LEADER_NOT_AVAILABLE and
+     * exposes no high watermark. Cleared by the next leadership change. */
+    bool failed;
+    const struct plog *failed_log; /* borrowed: the log it failed on */
 };
 
 struct repl_io {
@@ -45,10 +61,68 @@ struct repl_io {
     struct event *wake_ev; /* deferred: complete waits after HW moved */
 };
 
-/* Load the part's epoch cache from the log's directory once. */
-void repl_io_part_load(struct repl_io_part *p, const struct plog *log);
-/* Write the part's epoch cache to <log dir>/leader-epoch-checkpoint;
- * failures are traced. */
-void repl_io_part_store(const struct repl_io_part *p, const struct plog *log);
+/* What a leader answered for one partition of a follower's fetch. */
+struct repl_io_answer {
+    int err;                      /* error_code, 0 for none */
+    const char *err_msg;          /* never NULL */
+    int32_t leader_epoch;         /* the leader's, as it answered */
+    int64_t log_start_offset;     /* the leader's, -1 unknown */
+    int64_t high_watermark;       /* the leader's, -1 unknown */
+    int32_t diverging_epoch;      /* with diverging_end_offset >= 0 */
+    int64_t diverging_end_offset; /* -1: not diverging */
+    const uint8_t *data;          /* record batches (borrowed) */
+    size_t len;
+};
+
+/* repl_io_epochs.c: read the part's epoch cache from the log's directory
+ * once and reconcile it with the log's batch headers. */
+void repl_io_part_load(struct repl_io_part *p, struct plog *log);
+/* repl_io_epochs.c: write the part's epoch cache to
+ * <log dir>/leader-epoch-checkpoint atomically. Errors: WEIR_ENOMEM,
+ * WEIR_EIO (ed names the file and call). */
+WEIR_MUST_CHECK int repl_io_part_store(const struct repl_io_part *p,
+                                       const struct plog *log,
+                                       struct err_detail *ed);
+
+/* The one way to say "this replica cannot serve or lead now": stops the
+ * leadership (acks=all writes waiting on it fail LEADER_NOT_AVAILABLE),
+ * drops the follower core, makes the partition answer
+ * LEADER_NOT_AVAILABLE while this broker is its leader (no high
+ * watermark), and traces an error naming why. Lasts until the next
+ * leadership change of p. log may be NULL. */
+void repl_io_part_failed(struct repl_io *io,
+                         struct repl_io_part *p,
+                         const struct plog *log,
+                         const char *fmt,
+                         ...) WEIR_PRINTF(4, 5);
+
+/* The log's durable end as replication counts it: fsynced under
+ * flush-policy=ack, else appended. */
+int64_t repl_io_durable_end(const struct plog *log);
+
+/* repl_io_follow.c: the follower core of p (created on first use from
+ * the log's state), or NULL when p does not follow now or cannot (a
+ * failure is routed through repl_io_part_failed). */
+struct repl_follower *repl_io_follow_core(struct repl_io *io,
+                                          struct repl_io_part *p,
+                                          struct plog *log);
+/* Drop p's follower core (a new leadership, or p goes). */
+void repl_io_follow_drop(struct repl_io_part *p);
+/* The parameters of p's next fetch when it may be sent now (marks it
+ * sent); else false, lowering *next_ms to when it may (unchanged when
+ * never: stopped, or no core). */
+bool repl_io_follow_params(struct repl_io *io,
+                           struct repl_io_part *p,
+                           struct plog *log,
+                           uint64_t now_ms,
+                           struct repl_fetch_params *out,
+                           uint64_t *next_ms);
+/* Apply the leader's answer for p: events to the core, then its actions
+ * (append, flush, truncate or restart the log, checkpoint the epochs). An
+ * answer to a fetch of an older core is ignored. */
+void repl_io_follow_answer(struct repl_io *io,
+                           struct repl_io_part *p,
+                           struct plog *log,
+                           const struct repl_io_answer *a);
 
 #endif /* BROKER_REPLICA_REPL_IO_INT_H */

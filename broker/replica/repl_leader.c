@@ -247,7 +247,13 @@ static void repl_leader_fetch(struct repl_leader *l,
             return;
         }
     } else if (f->fetch_offset > l->leo) {
-        repl_leader_fetch_error(a, WEIR_EOFFSET_OUT_OF_RANGE);
+        /* A follower without epochs (an empty cache it could not rebuild)
+         * holding more than we do: nothing tells where the logs part, so
+         * it keeps what we have and drops the rest. Refusing the offset
+         * instead would leave it retrying the same fetch for ever. */
+        a->verdict = REPL_FETCH_DIVERGING;
+        a->diverging_epoch = repl_epochs_latest_epoch(l->epochs);
+        a->diverging_end_offset = l->leo;
         return;
     }
     repl_leader_peer_fetched(l, p, f->fetch_offset, now_ms);

@@ -82,12 +82,14 @@ struct repl_fetch_answer {
     int err;                      /* ERROR: WEIR_EFENCED_LEADER_EPOCH (sender's
                                      epoch is older), WEIR_EUNKNOWN_LEADER_EPOCH
                                      (newer), WEIR_ENOT_LEADER (not a replica),
-                                     WEIR_EOFFSET_OUT_OF_RANGE,
                                      WEIR_EINVALID_REQUEST */
     int64_t fetch_offset;         /* SERVE: first offset to send */
     int32_t diverging_epoch;      /* DIVERGING: largest epoch of ours <= the
-                                     follower's last fetched epoch */
-    int64_t diverging_end_offset; /* DIVERGING: where that epoch ends here */
+                                     follower's last fetched epoch (our
+                                     latest for a follower without epochs
+                                     past our end) */
+    int64_t diverging_end_offset; /* DIVERGING: where that epoch ends here
+                                     (our LEO in that last case) */
     int64_t high_watermark;       /* to put in the response, all verdicts */
 };
 

@@ -217,6 +217,18 @@ plog_maybe_roll(struct plog *log, int64_t wall_ms, struct err_detail *ed);
 WEIR_MUST_CHECK int
 plog_truncate_to(struct plog *log, int64_t offset, struct err_detail *ed);
 
+/* Drop every segment and start an empty log whose next offset (and start)
+ * is `offset` (plog_restart.c; a follower behind its leader's log start).
+ * Crash-safe: a crash midway leaves a log that opens, holding a run of
+ * the old segments, nothing (a fresh log at 0), or the new empty one.
+ * Errors: WEIR_EINVALID_ARGUMENT (offset < 0), WEIR_ESTORAGE (offline),
+ * WEIR_EIO; when the new segment cannot be made after the old ones went,
+ * the log is taken offline. */
+WEIR_MUST_CHECK int plog_restart_at(struct plog *log,
+                                    int64_t offset,
+                                    int64_t wall_ms,
+                                    struct err_detail *ed);
+
 /* Change configuration of an open log (topic config altered). */
 void plog_set_config(struct plog *log, const struct plog_config *cfg);
 const struct plog_config *plog_config(const struct plog *log);

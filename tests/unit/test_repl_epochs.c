@@ -206,6 +206,94 @@ static void test_truncate_from_start_keeps_covering_entry(void **state)
     repl_epochs_fini(&c);
 }
 
+/* A log as batch headers (epoch, base), for the rebuild below. */
+struct ep_batch {
+    int32_t epoch;
+    int64_t base;
+};
+
+/* What the adapter does on load: reconcile, then feed the headers from
+ * where it says. Returns the scan start. */
+static int64_t ep_rebuild(struct repl_epochs *c,
+                          const struct ep_batch *log,
+                          size_t n,
+                          int64_t start,
+                          int64_t end)
+{
+    int64_t from = repl_epochs_reconcile(
+        c, start, end, n > 0 ? log[n - 1].epoch : REPL_EPOCH_NONE);
+    size_t i;
+
+    for (i = 0; from != REPL_OFFSET_NONE && i < n; i++) {
+        if (log[i].base >= from) {
+            assert_int_equal(repl_epochs_assign(c, log[i].epoch, log[i].base),
+                             0);
+        }
+    }
+    assert_int_equal(repl_epochs_check_invariants(c), 0);
+    return from;
+}
+
+static void test_reconcile_rebuilds_what_the_checkpoint_lacks(void **state)
+{
+    /* batches of epochs 1, 1, 3, 3, 4 from offset 0; log end 50 */
+    static const struct ep_batch log[] = {
+        {1, 0}, {1, 10}, {3, 20}, {3, 30}, {4, 40}};
+    static const struct ep_pair full[] = {{1, 0}, {3, 20}, {4, 40}};
+    static const struct ep_pair stale[] = {{1, 0}, {3, 20}};
+    static const struct ep_pair empty_epoch[] = {
+        {1, 0}, {3, 20}, {4, 40}, {6, 50}};
+    static const struct ep_pair foreign[] = {{1, 0}, {9, 45}};
+    static const struct ep_batch kept[] = {{1, 0}, {1, 10}, {3, 20}};
+    static const struct ep_pair kept_epochs[] = {{3, 20}};
+    struct repl_epochs c;
+
+    (void)state;
+    repl_epochs_init(&c);
+    /* the checkpoint agrees: nothing to read but the last header */
+    ep_fill(&c, full, 3);
+    assert_true(ep_rebuild(&c, log, 5, 0, 50) == REPL_OFFSET_NONE);
+    ep_expect(&c, full, 3);
+    /* missing or emptied checkpoint: rebuilt from every header */
+    repl_epochs_clear(&c);
+    assert_true(ep_rebuild(&c, log, 5, 0, 50) == 0);
+    ep_expect(&c, full, 3);
+    /* crash after flushing epoch 4's records, before the checkpoint: read
+     * from the latest entry on */
+    repl_epochs_clear(&c);
+    ep_fill(&c, stale, 2);
+    assert_true(ep_rebuild(&c, log, 5, 0, 50) == 20);
+    ep_expect(&c, full, 3);
+    /* an epoch recorded as leader without a record stays: that broker
+     * must never lead it again (a follower drops it) */
+    repl_epochs_clear(&c);
+    ep_fill(&c, empty_epoch, 4);
+    assert_true(ep_rebuild(&c, log, 5, 0, 50) == REPL_OFFSET_NONE);
+    ep_expect(&c, empty_epoch, 4);
+    /* ... unless the cache lags the log too (not reachable through
+     * whole checkpoints): then it goes, so the scan can add epoch 4 */
+    repl_epochs_clear(&c);
+    ep_fill(&c, stale, 2);
+    assert_int_equal(repl_epochs_assign(&c, 6, 50), 0);
+    assert_true(ep_rebuild(&c, log, 5, 0, 50) == 20);
+    ep_expect(&c, full, 3);
+    /* a latest epoch the log does not end in: not this log's cache */
+    repl_epochs_clear(&c);
+    ep_fill(&c, foreign, 2);
+    assert_true(ep_rebuild(&c, log, 5, 0, 50) == 0);
+    ep_expect(&c, full, 3);
+    /* retention moved the start past the latest entry's start */
+    repl_epochs_clear(&c);
+    assert_true(ep_rebuild(&c, kept, 3, 20, 30) == 20);
+    ep_expect(&c, kept_epochs, 1);
+    /* an empty log has nothing to describe: the cache stays */
+    repl_epochs_clear(&c);
+    ep_fill(&c, full, 3);
+    assert_true(ep_rebuild(&c, log, 0, 40, 40) == REPL_OFFSET_NONE);
+    ep_expect(&c, full, 3);
+    repl_epochs_fini(&c);
+}
+
 static void test_copy_replaces_contents(void **state)
 {
     static const struct ep_pair a[] = {{1, 0}, {2, 5}, {3, 9}};
@@ -419,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_end_offset_for_follows_kafka),
         cmocka_unit_test(test_truncate_from_end_drops_entries_at_or_after),
         cmocka_unit_test(test_truncate_from_start_keeps_covering_entry),
+        cmocka_unit_test(test_reconcile_rebuilds_what_the_checkpoint_lacks),
         cmocka_unit_test(test_copy_replaces_contents),
         cmocka_unit_test(test_checkpoint_round_trip_is_exact),
         cmocka_unit_test(test_checkpoint_garbage_is_corrupt_and_harmless),

@@ -398,6 +398,151 @@ static void test_new_follower_drops_epochs_without_records(void **state)
     assert_int_equal(repl_epochs_start_offset(&x->epochs, 6), 25);
 }
 
+static int out_of_range(struct fixture *x, int64_t leader_start, uint64_t now)
+{
+    struct repl_follower_event ev = {.type = REPL_FOLLOWER_EV_OUT_OF_RANGE,
+                                     .now_ms = now};
+
+    ev.u.out_of_range.log_start_offset = leader_start;
+    return step(x, &ev);
+}
+
+/* Issue 12 item 9: a leadership this replica held without writing left
+ * (4, 200) in its cache; the next leader (epoch 5) has 1 up to 200, then 5.
+ * Sending last epoch 4 got DIVERGING(1, 200) for ever (nothing to cut at
+ * the log end, so the entry stayed). */
+static void test_empty_epoch_never_wedges_the_follower(void **state)
+{
+    static const struct ep_pair log[] = {{1, 0}, {EPOCH - 1, 200}};
+    static const struct ep_pair kept[] = {{1, 0}};
+    struct fixture *x = *state;
+
+    fixture_log(x, 200, 200, log, 2);
+    /* a new follower drops the entry at once ... */
+    expect_epochs(x, kept, 1);
+    expect_fetch(x, 200, 1);
+    /* ... and one that got there otherwise drops it on the first answer */
+    assert_int_equal(repl_epochs_assign(&x->epochs, EPOCH - 1, 200), 0);
+    assert_int_equal(diverging(x, 1, 200), 0);
+    assert_false(x->out.truncate);
+    assert_true(x->out.epochs_changed);
+    assert_false(x->out.stalled);
+    expect_epochs(x, kept, 1);
+    expect_fetch(x, 200, 1);
+}
+
+/* An empty epoch newer than the leader's (a leadership refused before it
+ * wrote anything) does not stop the replica from following; records of a
+ * newer epoch do. */
+static void test_new_follower_ignores_empty_newer_epoch(void **state)
+{
+    static const struct ep_pair empty_newer[] = {{1, 0}, {EPOCH + 2, 50}};
+    static const struct ep_pair kept[] = {{1, 0}};
+    static const struct ep_pair newer_records[] = {{1, 0}, {EPOCH + 2, 40}};
+    struct fixture *x = *state;
+    struct repl_follower *f = NULL;
+
+    fixture_log(x, 50, 0, empty_newer, 2);
+    expect_epochs(x, kept, 1);
+    repl_epochs_clear(&x->epochs);
+    assert_int_equal(repl_epochs_assign(&x->epochs, 1, 0), 0);
+    assert_int_equal(repl_epochs_assign(&x->epochs, EPOCH + 2, 40), 0);
+    x->cfg.log_end_offset = 50;
+    x->cfg.durable_offset = 50;
+    assert_int_equal(repl_follower_new(&x->cfg, &x->epochs, &f),
+                     WEIR_EINVALID_ARGUMENT);
+    assert_null(f);
+    expect_epochs(x, newer_records, 2);
+}
+
+/* A DIVERGING answer that cuts nothing comes back identical on the next
+ * fetch: back off instead of asking again at once. */
+static void test_diverging_without_progress_backs_off(void **state)
+{
+    static const struct ep_pair log[] = {{1, 0}, {3, 10}};
+    struct fixture *x = *state;
+    struct repl_fetch_params p;
+    int i;
+
+    fixture_log(x, 30, 0, log, 2);
+    for (i = 0; i < 3; i++) {
+        uint64_t now = 1000 + (uint64_t)i * 1000;
+        struct repl_follower_event ev = {.type = REPL_FOLLOWER_EV_DIVERGING,
+                                         .now_ms = now};
+
+        /* the leader's epoch 3 runs past our end: nothing to cut */
+        ev.u.diverging.epoch = 3;
+        ev.u.diverging.end_offset = 40;
+        assert_int_equal(step(x, &ev), 0);
+        assert_false(x->out.truncate);
+        assert_false(x->out.epochs_changed);
+        assert_true(x->out.stalled);
+        assert_int_equal(x->out.next_fetch_ms, now + BACKOFF_MS);
+        assert_false(repl_follower_next_fetch(x->f, now + BACKOFF_MS - 1, &p));
+        assert_true(repl_follower_next_fetch(x->f, now + BACKOFF_MS, &p));
+    }
+    assert_int_equal(repl_follower_log_end_offset(x->f), 30);
+    /* a cut is progress: fetch again at once */
+    {
+        struct repl_follower_event ev = {.type = REPL_FOLLOWER_EV_DIVERGING,
+                                         .now_ms = 9000};
+
+        ev.u.diverging.epoch = 3;
+        ev.u.diverging.end_offset = 20;
+        assert_int_equal(step(x, &ev), 0);
+    }
+    assert_true(x->out.truncate);
+    assert_false(x->out.stalled);
+    assert_int_equal(x->out.next_fetch_ms, 9000);
+}
+
+/* Issue 12 item 5: behind the leader's log start, restart the log at that
+ * start with an empty epoch cache, and fetch from there. */
+static void test_out_of_range_below_leader_start_restarts_log(void **state)
+{
+    static const struct ep_pair log[] = {{1, 0}, {3, 10}};
+    static const struct ep_pair after[] = {{EPOCH, 500}};
+    struct fixture *x = *state;
+
+    fixture_log(x, 30, 25, log, 2);
+    expect_fetch(x, 30, 3);
+    assert_int_equal(out_of_range(x, 500, 1000), 0);
+    assert_true(x->out.restart);
+    assert_int_equal(x->out.restart_offset, 500);
+    assert_false(x->out.truncate);
+    assert_true(x->out.epochs_changed);
+    assert_int_equal(repl_epochs_count(&x->epochs), 0);
+    /* what the leader deleted was below its HW: committed */
+    assert_true(x->out.hw_changed);
+    assert_int_equal(repl_follower_high_watermark(x->f), 500);
+    assert_int_equal(repl_follower_log_end_offset(x->f), 500);
+    assert_int_equal(repl_follower_durable_offset(x->f), 500);
+    /* no backoff: fetch from the leader's start right away */
+    assert_int_equal(x->out.next_fetch_ms, 1000);
+    expect_fetch(x, 500, REPL_EPOCH_NONE);
+    assert_int_equal(records(x, EPOCH, 500, 520), 0);
+    expect_epochs(x, after, 1);
+}
+
+static void test_out_of_range_within_leader_log_backs_off(void **state)
+{
+    static const struct ep_pair log[] = {{1, 0}};
+    struct fixture *x = *state;
+
+    fixture_log(x, 30, 0, log, 1);
+    /* the leader starts at or below our end: not behind; retry later */
+    assert_int_equal(out_of_range(x, 30, 1000), 0);
+    assert_false(x->out.restart);
+    assert_false(x->out.truncate);
+    assert_false(x->out.epochs_changed);
+    assert_int_equal(x->out.next_fetch_ms, 1000 + BACKOFF_MS);
+    assert_int_equal(out_of_range(x, 0, 2000), 0);
+    assert_false(x->out.restart);
+    assert_int_equal(repl_follower_log_end_offset(x->f), 30);
+    assert_int_equal(repl_epochs_count(&x->epochs), 1);
+    assert_int_equal(out_of_range(x, -1, 3000), WEIR_EINVALID_ARGUMENT);
+}
+
 static void test_fetch_errors_stop_or_back_off(void **state)
 {
     struct fixture *x = *state;
@@ -417,9 +562,16 @@ static void test_fetch_errors_stop_or_back_off(void **state)
     assert_true(repl_follower_is_stopped(x->f));
     assert_int_equal(x->out.next_fetch_ms, REPL_TICK_NEVER);
     assert_false(repl_follower_next_fetch(x->f, UINT64_MAX - 1, &p));
+    /* the leader has not applied its own leadership yet: nothing would
+     * restart a follower stopped on that, so it retries */
     fixture_start(x);
     fetch_error(x, WEIR_ENOT_LEADER, 3000);
-    assert_true(x->out.stopped);
+    assert_false(x->out.stopped);
+    assert_int_equal(x->out.next_fetch_ms, 3000 + BACKOFF_MS);
+    fetch_error(x, WEIR_ELEADER_NOT_AVAILABLE, 4000);
+    assert_false(x->out.stopped);
+    assert_int_equal(repl_follower_next_fetch_ms(x->f, 4000),
+                     4000 + BACKOFF_MS);
 }
 
 static void test_bad_events_rejected(void **state)
@@ -453,9 +605,13 @@ static void test_config_checked(void **state)
     bad.leader_epoch = -1;
     assert_int_equal(repl_follower_new(&bad, &x->epochs, &f),
                      WEIR_EINVALID_ARGUMENT);
-    /* our log already has an epoch newer than this leadership */
+    /* our log already has records of an epoch newer than this
+     * leadership */
     assert_int_equal(repl_epochs_assign(&x->epochs, EPOCH + 1, 0), 0);
-    assert_int_equal(repl_follower_new(&x->cfg, &x->epochs, &f),
+    bad = x->cfg;
+    bad.log_end_offset = 10;
+    bad.durable_offset = 10;
+    assert_int_equal(repl_follower_new(&bad, &x->epochs, &f),
                      WEIR_EINVALID_ARGUMENT);
     assert_int_equal(repl_epochs_count(&x->epochs), 1);
 }
@@ -498,6 +654,11 @@ int main(void)
         T(test_diverging_epoch_older_than_our_history),
         T(test_divergence_rounds_always_make_progress),
         T(test_new_follower_drops_epochs_without_records),
+        T(test_empty_epoch_never_wedges_the_follower),
+        T(test_new_follower_ignores_empty_newer_epoch),
+        T(test_diverging_without_progress_backs_off),
+        T(test_out_of_range_below_leader_start_restarts_log),
+        T(test_out_of_range_within_leader_log_backs_off),
         T(test_fetch_errors_stop_or_back_off),
         T(test_bad_events_rejected),
         T(test_config_checked),
