@@ -144,12 +144,13 @@ def test_lost_checkpoint_diverging_tail_is_truncated():
         assert "event=truncated" in text and "to=200" in text
 
 
-def isolate_leader(c, min_isr):
+def isolate_leader(c):
     """Topic led by one broker X with ISR {X}, X stopped, the two others
-    running (not in the ISR: X is elected again when it returns). Returns
-    (X, the epoch X will get, X's log end)."""
-    cfg = [f"min.insync.replicas={min_isr}"] if min_isr else []
-    p = create(c, *cfg)
+    running (neither in the ISR nor the ELR: X is elected again when it
+    returns). min.insync.replicas is 1, so the others leave the ISR without
+    joining the ELR (with 2, the second one stopped would stay eligible and
+    lead). Returns (X, the epoch X will get, X's log end)."""
+    p = create(c, "min.insync.replicas=1")
     x = p["leader"]
     others = sorted({1, 2, 3} - {x})
     produce(c.brokers[x], [b"a-%d" % i for i in range(50)])
@@ -161,8 +162,11 @@ def isolate_leader(c, min_isr):
     c.brokers[x].stop()
     for i in others:
         c.brokers[i].start()
-    q = wait_until("leaderless, ISR still the old leader", lambda: (
-        lambda q: q if q["leader"] == -1 and q["isr"] == [x] else None)(
+    # x is the only replica holding every committed record: it stays the
+    # last ISR member or, with eligible leader replicas, the ELR's only one
+    q = wait_until("leaderless, only the old leader eligible", lambda: (
+        lambda q: q if q["leader"] == -1 and
+        q["isr"] + q.get("elr", []) == [x] else None)(
             c.part(but=(x,))), 15)
     end = batches(log_bytes(c.pdir(x)))[-1][1] + 1
     return x, q["epoch"] + 1, end
@@ -228,7 +232,7 @@ def expect_refused(c, x, epoch, end):
 
 def test_failed_checkpoint_write_means_no_leadership():
     with Cluster() as c:
-        x, epoch, end = isolate_leader(c, None)
+        x, epoch, end = isolate_leader(c)
         # the atomic writer opens leader-epoch-checkpoint.tmp: make that a
         # directory, so the write fails (root ignores permission bits)
         os.mkdir(os.path.join(c.pdir(x), CHECKPOINT + ".tmp"))
@@ -240,7 +244,7 @@ def test_failed_checkpoint_write_means_no_leadership():
 
 def test_epoch_already_in_cache_is_not_led():
     with Cluster() as c:
-        x, epoch, end = isolate_leader(c, 2)
+        x, epoch, end = isolate_leader(c)
         path = os.path.join(c.pdir(x), CHECKPOINT)
         with open(path) as f:
             lines = f.read().split("\n")
