@@ -65,6 +65,12 @@ static void cluster_register_reply(void *arg,
     (void)payload;
     (void)len;
     c->registering = false;
+    if (err == WEIR_EINCONSISTENT_CLUSTER_ID) {
+        /* not retried from here: the metadata poll keeps asking, and its
+         * first accepted answer registers again */
+        cluster_ident_refused(c, ed->msg);
+        return;
+    }
     if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_REGISTER_BROKER) {
         uint64_t ms = cluster_backoff(c);
         trace_warn("cluster",
@@ -75,11 +81,20 @@ static void cluster_register_reply(void *arg,
         cluster_arm(c->register_timer, ms);
         return;
     }
+    if (!cluster_ident_accept_register(c, resp->register_broker)) {
+        return;
+    }
     c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
     c->broker_epoch = resp->register_broker->broker_epoch;
     c->fenced = true;
-    trace_info("cluster", "event=registered broker=%d epoch=%lld controller=%s",
-               (int)c->id, (long long)c->broker_epoch, c->controller);
+    trace_info(
+        "cluster",
+        "event=registered broker=%d epoch=%lld controller=%s "
+        "cluster_id=%s directory_id=%s previous_epoch=%lld",
+        (int)c->id, (long long)c->broker_epoch, c->controller,
+        c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
+        (long long)(c->registered_once ? -1 : c->b->ident.previous_epoch));
+    c->registered_once = true;
 }
 
 static void cluster_register(struct cluster *c)
@@ -88,10 +103,18 @@ static void cluster_register(struct cluster *c)
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__RegisterBrokerRequest m = WEIR__REGISTER_BROKER_REQUEST__INIT;
 
-    if (c->registering || c->shutting_down) {
+    /* only with a controller whose metadata was accepted: registering
+     * writes to its log */
+    if (c->registering || c->shutting_down || !c->accepted_once ||
+        c->refusal != CLUSTER_REFUSAL_NONE) {
         return;
     }
     m.broker_id = c->id;
+    m.cluster_id = (char *)b->ident.props.cluster_id;
+    m.directory_id = (char *)b->ident.props.directory_id;
+    /* the epoch of the last clean stop, for this process's first
+     * registration only: later ones follow no stop at all */
+    m.previous_broker_epoch = c->registered_once ? -1 : b->ident.previous_epoch;
     m.host = (char *)b->adv_host;
     m.port = b->adv_port;
     m.rack = b->cfg.rack != NULL ? b->cfg.rack : "";
@@ -102,7 +125,9 @@ static void cluster_register(struct cluster *c)
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_REGISTER_BROKER;
     req.register_broker = &m;
-    c->broker_epoch = -1;
+    /* a re-registration keeps the current epoch (and what it leads)
+     * until the controller answers: a controller that is refused, or
+     * unreachable, must not make this broker drop what it serves */
     if (cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_register_reply, c) !=
         0) {
         cluster_arm(c->register_timer, cluster_backoff(c));
@@ -165,7 +190,8 @@ static void cluster_heartbeat(struct cluster *c)
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__BrokerHeartbeatRequest m = WEIR__BROKER_HEARTBEAT_REQUEST__INIT;
 
-    if (c->broker_epoch < 0 || c->hb_inflight) {
+    if (c->broker_epoch < 0 || c->hb_inflight ||
+        c->refusal != CLUSTER_REFUSAL_NONE) {
         return;
     }
     m.broker_id = c->id;
@@ -187,6 +213,7 @@ static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
+    cluster_ident_save_applied(c, false);
     if (c->broker_epoch < 0) {
         cluster_register(c);
     } else {
@@ -213,6 +240,10 @@ static void cluster_fetch_reply(void *arg,
         cluster_arm(c->fetch_timer, cluster_backoff(c));
         return;
     }
+    if (!cluster_ident_accept_fetch(c, resp->fetch_metadata)) {
+        cluster_arm(c->fetch_timer, cluster_backoff(c));
+        return;
+    }
     err_detail_clear(&aed);
     rv = cluster_apply(c, resp->fetch_metadata, payload, len, &aed);
     if (rv != 0) {
@@ -223,6 +254,9 @@ static void cluster_fetch_reply(void *arg,
         return;
     }
     cluster_applied(c);
+    if (c->broker_epoch < 0) {
+        cluster_register(c); /* the first accepted answer, or healed */
+    }
     cluster_fetch(c);
 }
 
@@ -281,7 +315,9 @@ bool cluster_shutdown_begin(struct cluster *c)
     if (c->shutting_down) {
         return true;
     }
-    if (c->broker_epoch < 0 || c->b->cfg.controlled_shutdown_timeout_ms == 0) {
+    /* a refused controller is not asked for anything */
+    if (c->broker_epoch < 0 || c->b->cfg.controlled_shutdown_timeout_ms == 0 ||
+        c->refusal != CLUSTER_REFUSAL_NONE) {
         return false;
     }
     c->shutting_down = true;
@@ -341,7 +377,7 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
     cconn_use_sasl(c->fetch, b->cfg.sasl_mechanism, b->cfg.sasl_username,
                    b->cfg.sasl_password);
     cluster_arm(c->heartbeat_timer, (uint64_t)b->cfg.heartbeat_interval_ms);
-    cluster_register(c);
+    /* metadata first: registration waits for an accepted answer */
     cluster_fetch(c);
     *out = c;
     return 0;
@@ -368,6 +404,10 @@ void cluster_free(struct cluster *c)
     cluster_free_event(c->shutdown_timer);
     meta_image_free(c->img);
     mem_free(c->roles);
+    while (c->n_strays > 0) {
+        mem_free(c->strays[--c->n_strays]);
+    }
+    mem_free(c->strays);
     mem_free(c->controller);
     mem_free(c);
 }
@@ -378,6 +418,11 @@ void cluster_set_partition_hook(struct cluster *c,
 {
     c->hook = fn;
     c->hook_arg = arg;
+}
+
+void cluster_save_applied(struct cluster *c)
+{
+    cluster_ident_save_applied(c, true);
 }
 
 const struct meta_image *cluster_image(const struct cluster *c)
