@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a broker's data dir says about itself, beside the partition logs:
- *   meta.properties   node.id (the --id that made it), cluster.id (empty
- *                     until the first successful registration) and
- *                     directory.id (made once, kept forever: a new one
- *                     tells the controller this broker's data is new)
- *   clean-shutdown    the broker epoch of the last clean exit; read and
- *                     durably removed at start, so a crash after that
- *                     start leaves none (previous_broker_epoch -1)
- *   metadata-offset   the end offset of the cluster metadata applied here
- *                     so far: a controller whose history ends before it
- *                     is refused (restored from an old copy)
+ *   meta.properties       node.id (the --id that made it), cluster.id
+ *                         (empty until the first successful registration)
+ *                         and directory.id (made once, kept forever: a new
+ *                         one tells the controller this broker's data is
+ *                         new)
+ *   clean-shutdown-epoch  the broker epoch of the last clean exit; read
+ *                         and durably removed at start, so a crash after
+ *                         that start leaves none (previous_broker_epoch -1)
+ *   metadata-offset       the end offset of the cluster metadata applied
+ *                         here so far: a controller whose history ends
+ *                         before it is refused (restored from an old copy)
  * The last two name the cluster id they belong to and count for nothing
- * in another cluster.
- * Each file is written atomically (common/datadir.h).
+ * in another cluster. Each file is written atomically (common/datadir.h).
  * Locality: the broker loop thread. */
 #ifndef BROKER_BROKER_IDENT_H
 #define BROKER_BROKER_IDENT_H
@@ -23,21 +23,22 @@
 #include "common/err.h"
 #include "common/metaprops.h"
 
-#define BROKER_IDENT_CLEAN_FILE   "clean-shutdown"
+#define BROKER_IDENT_CLEAN_FILE   "clean-shutdown-epoch"
 #define BROKER_IDENT_APPLIED_FILE "metadata-offset"
 
 struct broker_ident {
     const char *dir;        /* borrowed: the broker's data dir */
     struct metaprops props; /* as on disk */
-    int64_t previous_epoch; /* from clean-shutdown; -1 none */
+    int64_t previous_epoch; /* from clean-shutdown-epoch; -1 none */
     int64_t applied_end;    /* as on disk; 0 none */
 };
 
 /* At start, before the logs are opened: read (or create) meta.properties,
- * refuse a node.id other than node_id, take and remove the clean-shutdown
- * marker, read metadata-offset. dir is borrowed for the ident's life.
- * Errors: WEIR_ECONFIG (node.id differs), WEIR_ECORRUPT (a file that
- * does not parse: the message names it), WEIR_EIO, WEIR_ENOMEM. */
+ * refuse a node.id other than node_id, take and remove the
+ * clean-shutdown-epoch marker, read metadata-offset. dir is borrowed for
+ * the ident's life.
+ * Errors: WEIR_ECONFIG (node.id differs), WEIR_ECORRUPT (a file that does
+ * not parse: the message names it), WEIR_EIO, WEIR_ENOMEM. */
 WEIR_MUST_CHECK int broker_ident_open(struct broker_ident *id,
                                       const char *dir,
                                       int64_t node_id,

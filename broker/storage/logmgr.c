@@ -203,7 +203,8 @@ static bool logmgr_known_dir(const struct logmgr *m, const char *name)
 static bool logmgr_foreign_file(const char *name)
 {
     static const char *const owned[] = {"producer-id-block", "meta.properties",
-                                        "clean-shutdown", "metadata-offset"};
+                                        "clean-shutdown-epoch",
+                                        "metadata-offset"};
     size_t n = strlen(name);
     size_t i;
 

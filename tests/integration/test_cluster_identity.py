@@ -151,13 +151,13 @@ def test_broker_data_dir_identity():
             os.path.join(b.data_dir, "metadata-offset")), 5)
         # a clean stop leaves its epoch; the next start spends it
         assert b.stop() == 0
-        with open(os.path.join(b.data_dir, "clean-shutdown")) as f:
+        with open(os.path.join(b.data_dir, "clean-shutdown-epoch")) as f:
             assert f.read() == f"cluster.id={cid}\nbroker.epoch={epoch}\n"
         b.start()
         wait_until("registered again", lambda: b.log_text().count(
             "event=registered ") == 2, 10)
         assert registered(b)[1] == epoch, registered(b)
-        assert not os.path.exists(os.path.join(b.data_dir, "clean-shutdown"))
+        assert not os.path.exists(os.path.join(b.data_dir, "clean-shutdown-epoch"))
         assert props(b.data_dir)["directory.id"] == p["directory.id"]
         # after kill -9 there is no marker: -1
         b.kill9()
