@@ -95,6 +95,9 @@ static void cluster_register_reply(void *arg,
         c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
         (long long)(c->registered_once ? -1 : c->b->ident.previous_epoch));
     c->registered_once = true;
+    /* the image may hold the registration already (the metadata poll
+     * can be answered first): leaderships may apply now */
+    cluster_resync(c);
 }
 
 static void cluster_register(struct cluster *c)

@@ -49,6 +49,15 @@ int cluster_route(const struct cluster *c,
         return WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
     }
     p = &t->partitions[partition];
+    if (p->leader == c->id && !cluster_incarnation_applied(c)) {
+        /* an earlier incarnation's leadership (see cluster_sync_roles) */
+        (void)snprintf(msg, msg_cap,
+                       "broker %d has not applied its own registration yet "
+                       "(epoch %lld); %s/%d has no leader here now",
+                       (int)c->id, (long long)c->broker_epoch, topic,
+                       (int)partition);
+        return WEIR_ELEADER_NOT_AVAILABLE;
+    }
     if (p->leader == c->id && !cluster_logs_usable(c, t)) {
         (void)snprintf(msg, msg_cap,
                        "%s/%d: this broker holds stray logs under that name "

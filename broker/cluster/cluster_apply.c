@@ -248,6 +248,25 @@ cluster_role_find(const struct cluster *c, int64_t topic_id, int32_t p)
     return NULL;
 }
 
+bool cluster_incarnation_applied(const struct cluster *c)
+{
+    const struct meta_broker *self = meta_image_broker(c->img, c->id);
+
+    return c->broker_epoch >= 0 && self != NULL &&
+           self->epoch == c->broker_epoch;
+}
+
+uint32_t cluster_leading_count(const struct cluster *c)
+{
+    uint32_t n = 0;
+    uint32_t i;
+
+    for (i = 0; i < c->n_roles; i++) {
+        n += c->roles[i].role == CLUSTER_ROLE_LEADER;
+    }
+    return n;
+}
+
 static uint32_t cluster_role_count(const struct cluster *c)
 {
     uint32_t n = 0;
@@ -289,6 +308,7 @@ static int cluster_sync_roles(struct cluster *c)
     static const struct meta_ids none = {0, {0}};
     uint32_t n = cluster_role_count(c);
     struct cluster_role_entry *next = mem_calloc(n + 1, sizeof(*next));
+    bool may_lead = cluster_incarnation_applied(c);
     uint32_t k = 0;
     uint32_t i;
     uint32_t p;
@@ -313,6 +333,13 @@ static int cluster_sync_roles(struct cluster *c)
             e->role = mp->leader == c->id ? CLUSTER_ROLE_LEADER
                                           : CLUSTER_ROLE_FOLLOWER;
             e->leader = mp->leader;
+            if (e->role == CLUSTER_ROLE_LEADER && !may_lead) {
+                /* the image may still name this broker as leader from an
+                 * earlier incarnation: lead only once this incarnation's
+                 * registration is applied (which ends that leadership) */
+                e->role = CLUSTER_ROLE_FOLLOWER;
+                e->leader = -1;
+            }
             e->leader_epoch = mp->leader_epoch;
             e->partition_epoch = mp->partition_epoch;
             e->isr = mp->isr;
@@ -410,4 +437,17 @@ int cluster_apply(struct cluster *c,
         }
     }
     return 0;
+}
+
+void cluster_resync(struct cluster *c)
+{
+    if (!c->caught_up) {
+        return;
+    }
+    if (cluster_sync_roles(c) != 0) {
+        trace_error("cluster",
+                    "event=roles_not_synced broker=%d "
+                    "msg=\"out of memory\"",
+                    (int)c->id);
+    }
 }

@@ -75,9 +75,17 @@ int cluster_apply(struct cluster *c,
                   struct err_detail *ed);
 /* cluster.c: the broker's image changed; finish what waited for it. */
 void cluster_applied(struct cluster *c);
+/* cluster_apply.c: logs and roles follow the image again (after the
+ * broker's own registration changed); no-op until caught up. */
+void cluster_resync(struct cluster *c);
+/* Has the image applied this incarnation's own registration? Until then
+ * no leadership is acted on (cluster_sync_roles, cluster_route). */
+bool cluster_incarnation_applied(const struct cluster *c);
 /* May this topic's partitions be acted on here? False when local logs
  * under its name carry another topic id (stray logs, kept). */
 bool cluster_logs_usable(const struct cluster *c, const struct meta_topic *t);
+/* Number of partitions whose leader role is applied here now. */
+uint32_t cluster_leading_count(const struct cluster *c);
 
 /* cluster_ident.c. May this FetchMetadata answer be applied? False (and
  * an error trace naming both sides) when it comes from another cluster,
