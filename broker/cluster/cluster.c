@@ -19,6 +19,8 @@
 #define CLUSTER_CALL_MS        5000
 #define CLUSTER_BACKOFF_MIN_MS 100
 #define CLUSTER_BACKOFF_MAX_MS 2000
+#define CLUSTER_SESSION_DEFAULT_MS                                             \
+    3000 /* the controller's default, until it says otherwise */
 
 static void cluster_arm(struct event *ev, uint64_t ms)
 {
@@ -87,6 +89,10 @@ static void cluster_register_reply(void *arg,
     c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
     c->broker_epoch = resp->register_broker->broker_epoch;
     c->fenced = true;
+    c->session_timeout_ms = resp->register_broker->session_timeout_ms > 0
+                                ? resp->register_broker->session_timeout_ms
+                                : CLUSTER_SESSION_DEFAULT_MS;
+    cluster_watch_init(&c->watch, clock_now_ms(c->b->clock));
     trace_info(
         "cluster",
         "event=registered broker=%d epoch=%lld controller=%s "
@@ -175,6 +181,13 @@ static void cluster_heartbeat_reply(void *arg,
         return;
     }
     h = resp->broker_heartbeat;
+    if (cluster_watch_contact(&c->watch, clock_now_ms(c->b->clock)) ==
+        CLUSTER_WATCH_RESTORED) {
+        trace_info("cluster",
+                   "event=controller_contact_restored broker=%d controller=%s "
+                   "leading=%u",
+                   (int)c->id, c->controller, cluster_leading_count(c));
+    }
     if (h->fenced != c->fenced) {
         trace_info("cluster", "event=%s broker=%d epoch=%lld",
                    h->fenced ? "fenced" : "unfenced", (int)c->id,
@@ -210,12 +223,34 @@ static void cluster_heartbeat(struct cluster *c)
     }
 }
 
+/* A leader that cannot reach the controller may have been replaced
+ * already: say so while it lasts (cluster_watch.h). */
+static void cluster_watch_check(struct cluster *c)
+{
+    uint64_t now = clock_now_ms(c->b->clock);
+    uint32_t led = cluster_leading_count(c);
+
+    if (cluster_watch_tick(&c->watch, now, c->session_timeout_ms, led) ==
+        CLUSTER_WATCH_WARN) {
+        trace_warn("cluster",
+                   "event=controller_unreachable_while_leading broker=%d "
+                   "controller=%s silent_ms=%llu session_timeout_ms=%llu "
+                   "leading=%u msg=\"no heartbeat answered for longer than "
+                   "the session timeout: the controller may have fenced "
+                   "this broker and elected other leaders\"",
+                   (int)c->id, c->controller,
+                   (unsigned long long)cluster_watch_silent_ms(&c->watch, now),
+                   (unsigned long long)c->session_timeout_ms, led);
+    }
+}
+
 static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct cluster *c = arg;
 
     (void)fd;
     (void)what;
+    cluster_watch_check(c);
     cluster_ident_save_applied(c, false);
     if (c->broker_epoch < 0) {
         cluster_register(c);
@@ -355,6 +390,7 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
     c->id = (int32_t)b->cfg.id;
     c->broker_epoch = -1;
     c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
+    c->session_timeout_ms = CLUSTER_SESSION_DEFAULT_MS;
     c->hook = cluster_role_trace;
     c->hook_arg = c;
     c->controller = mem_strdup(b->cfg.controller);

@@ -5,6 +5,7 @@
 
 #include "broker/cluster/cluster.h"
 #include "broker/cluster/cluster_conn.h"
+#include "broker/cluster/cluster_watch.h"
 #include "common/metaprops.h"
 
 struct event;
@@ -61,7 +62,9 @@ struct cluster {
     bool accepted_once;   /* an answer was accepted: may register */
     bool registered_once; /* previous_broker_epoch is spent */
     uint64_t applied_saved_ms;
-    char **strays; /* "name id" of stray logs reported */
+    uint64_t session_timeout_ms; /* the controller's, from registration */
+    struct cluster_watch watch;  /* leading while cut off (12c) */
+    char **strays;               /* "name id" of stray logs reported */
     uint32_t n_strays;
 };
 
