@@ -13,51 +13,6 @@
 #include "common/mem.h"
 #include "common/trace.h"
 
-/* The marker and the offset file are two lines, "cluster.id=<id>" and
- * "<key>=<n>" (n a decimal in [0, INT64_MAX]): both belong to one
- * cluster, and are worth nothing in another. */
-static bool broker_ident_parse(const char *text,
-                               size_t len,
-                               const char *key,
-                               char cluster[METAPROPS_ID_MAX + 1],
-                               int64_t *out)
-{
-    static const char cid[] = "cluster.id=";
-    const char *nl = memchr(text, '\n', len);
-    size_t klen = strlen(key);
-    size_t clen;
-    size_t i;
-    int64_t v = 0;
-
-    if (nl == NULL || len < sizeof(cid) || memcmp(text, cid, 11) != 0) {
-        return false;
-    }
-    clen = (size_t)(nl - text) - 11;
-    if (!metaprops_id_valid(text + 11, clen)) {
-        return false;
-    }
-    memcpy(cluster, text + 11, clen);
-    cluster[clen] = '\0';
-    len -= (size_t)(nl + 1 - text);
-    text = nl + 1;
-    if (len > 0 && text[len - 1] == '\n') {
-        len--;
-    }
-    if (len <= klen + 1 || len - klen - 1 > 19 ||
-        memcmp(text, key, klen) != 0 || text[klen] != '=') {
-        return false;
-    }
-    for (i = klen + 1; i < len; i++) {
-        int d = text[i] - '0';
-        if (d < 0 || d > 9 || v > (INT64_MAX - d) / 10) {
-            return false;
-        }
-        v = v * 10 + d;
-    }
-    *out = v;
-    return true;
-}
-
 /* dir/name's number, or -1 when the file is missing or of another
  * cluster than id's. */
 static int broker_ident_read_num(const struct broker_ident *id,
@@ -75,10 +30,9 @@ static int broker_ident_read_num(const struct broker_ident *id,
 
     *out = -1;
     rv = datadir_read(id->dir, name, &text, &len, found, ed);
-    if (rv == 0 && *found && !broker_ident_parse(text, len, key, cluster, &v)) {
-        rv = err_set(ed, WEIR_ECORRUPT,
-                     "%s/%s: not the two lines cluster.id=<id> and %s=<n>",
-                     id->dir, name, key);
+    if (rv == 0 && *found &&
+        (rv = metaprops_parse_stamp(text, len, key, cluster, &v, ed)) != 0) {
+        err_wrap(ed, "%s/%s", id->dir, name);
     }
     mem_free(text);
     if (rv == 0 && *found && strcmp(cluster, id->props.cluster_id) == 0) {
@@ -93,11 +47,19 @@ static int broker_ident_write_num(const struct broker_ident *id,
                                   int64_t v,
                                   struct err_detail *ed)
 {
-    char text[200];
-    int n = snprintf(text, sizeof(text), "cluster.id=%s\n%s=%lld\n",
-                     id->props.cluster_id, key, (long long)v);
+    struct weir_buf b;
+    int rv;
 
-    return datadir_write(id->dir, name, text, (size_t)n, ed);
+    buf_init(&b);
+    rv = metaprops_format_stamp(id->props.cluster_id, key, v, &b);
+    if (rv != 0) {
+        rv = err_set(ed, rv, "writing %s/%s: %s", id->dir, name,
+                     rv == WEIR_ENOMEM ? "out of memory" : "no cluster id yet");
+    } else {
+        rv = datadir_write(id->dir, name, b.data, b.len, ed);
+    }
+    buf_fini(&b);
+    return rv;
 }
 
 static int broker_ident_props(struct broker_ident *id,

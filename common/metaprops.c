@@ -202,6 +202,61 @@ int metaprops_format(const struct metaprops *p, struct weir_buf *b)
     return buf_ok(b) ? 0 : WEIR_ENOMEM;
 }
 
+int metaprops_parse_stamp(const char *text,
+                          size_t len,
+                          const char *key,
+                          char cluster[METAPROPS_ID_MAX + 1],
+                          int64_t *value,
+                          struct err_detail *ed)
+{
+    static const char cid[] = "cluster.id=";
+    const size_t cid_len = sizeof(cid) - 1;
+    const char *nl = memchr(text, '\n', len);
+    size_t klen = strlen(key);
+    size_t clen;
+
+    if (nl == NULL || (size_t)(nl - text) < cid_len ||
+        memcmp(text, cid, cid_len) != 0) {
+        return err_set(ed, WEIR_ECORRUPT, "the first line is not cluster.id=");
+    }
+    clen = (size_t)(nl - text) - cid_len;
+    if (!metaprops_id_valid(text + cid_len, clen)) {
+        return err_set(ed, WEIR_ECORRUPT, "bad cluster id");
+    }
+    memcpy(cluster, text + cid_len, clen);
+    cluster[clen] = '\0';
+    len -= (size_t)(nl + 1 - text);
+    text = nl + 1;
+    if (len > 0 && text[len - 1] == '\n') {
+        len--;
+    }
+    if (len <= klen + 1 || memcmp(text, key, klen) != 0 || text[klen] != '=' ||
+        !metaprops_uint(text + klen + 1, len - klen - 1, value)) {
+        return err_set(ed, WEIR_ECORRUPT, "the second line is not %s=<n>", key);
+    }
+    return 0;
+}
+
+int metaprops_format_stamp(const char *cluster,
+                           const char *key,
+                           int64_t value,
+                           struct weir_buf *b)
+{
+    char text[METAPROPS_LINE_MAX * 2];
+    int n;
+
+    if (!metaprops_id_valid(cluster, strlen(cluster)) || value < 0) {
+        return WEIR_EINVALID_ARGUMENT;
+    }
+    n = snprintf(text, sizeof(text), "cluster.id=%s\n%s=%lld\n", cluster, key,
+                 (long long)value);
+    if (n < 0 || (size_t)n >= sizeof(text)) {
+        return WEIR_EINVALID_ARGUMENT;
+    }
+    buf_put(b, text, (size_t)n);
+    return buf_ok(b) ? 0 : WEIR_ENOMEM;
+}
+
 int metaprops_new_id(char out[METAPROPS_NEW_ID + 1], struct err_detail *ed)
 {
     static const char b64url[] =

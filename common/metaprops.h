@@ -52,6 +52,25 @@ WEIR_MUST_CHECK int metaprops_parse(const char *text,
 WEIR_MUST_CHECK int metaprops_format(const struct metaprops *p,
                                      struct weir_buf *b);
 
+/* A stamp: the small files that belong to one cluster (a broker's
+ * clean-shutdown epoch, its applied metadata offset) are exactly two lines,
+ *   cluster.id=<id>
+ *   <key>=<n>          n a decimal in [0, INT64_MAX]
+ * (the last newline optional). Parse one (untrusted, len bytes) into
+ * cluster and *value. Errors: WEIR_ECORRUPT. */
+WEIR_MUST_CHECK int metaprops_parse_stamp(const char *text,
+                                          size_t len,
+                                          const char *key,
+                                          char cluster[METAPROPS_ID_MAX + 1],
+                                          int64_t *value,
+                                          struct err_detail *ed);
+/* Append a stamp's text to b. Errors: WEIR_EINVALID_ARGUMENT (a bad
+ * cluster id or a negative value), WEIR_ENOMEM. */
+WEIR_MUST_CHECK int metaprops_format_stamp(const char *cluster,
+                                           const char *key,
+                                           int64_t value,
+                                           struct weir_buf *b);
+
 /* A new random id (OpenSSL RAND_bytes): METAPROPS_NEW_ID characters and a
  * NUL into out. Errors: WEIR_EUNKNOWN (no randomness available). */
 WEIR_MUST_CHECK int metaprops_new_id(char out[METAPROPS_NEW_ID + 1],

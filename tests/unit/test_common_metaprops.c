@@ -74,6 +74,50 @@ static void test_refuses_what_it_cannot_trust(void **state)
         WEIR_ECORRUPT);
 }
 
+static void test_stamps(void **state)
+{
+    static const char *const bad[] = {
+        "",
+        "broker.epoch=1\n",                   /* no cluster line */
+        "cluster.id=\nbroker.epoch=1\n",      /* empty id */
+        "cluster.id=a b\nbroker.epoch=1\n",   /* bad id */
+        "cluster.id=abc\n",                   /* no value line */
+        "cluster.id=abc\nbroker.epoch=\n",    /* empty value */
+        "cluster.id=abc\nbroker.epoch=-1\n",  /* negative */
+        "cluster.id=abc\nbroker.epoch=1x\n",  /* junk */
+        "cluster.id=abc\nother=1\n",          /* another key */
+        "cluster.id=abc\nbroker.epoch=1\n\n", /* a third line */
+        "cluster.id=abc\nbroker.epoch=99999999999999999999\n",
+    };
+    char cluster[METAPROPS_ID_MAX + 1];
+    struct weir_buf b;
+    int64_t v = -1;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(metaprops_parse_stamp(bad[i], strlen(bad[i]),
+                                               "broker.epoch", cluster, &v,
+                                               NULL),
+                         WEIR_ECORRUPT);
+    }
+    buf_init(&b);
+    assert_int_equal(metaprops_format_stamp("abc", "broker.epoch", 42, &b), 0);
+    assert_int_equal(metaprops_parse_stamp((const char *)b.data, b.len,
+                                           "broker.epoch", cluster, &v, NULL),
+                     0);
+    assert_string_equal(cluster, "abc");
+    assert_int_equal(v, 42);
+    assert_int_equal(metaprops_parse_stamp((const char *)b.data, b.len - 1,
+                                           "broker.epoch", cluster, &v, NULL),
+                     0); /* the last newline is optional */
+    assert_int_equal(metaprops_format_stamp("", "broker.epoch", 1, &b),
+                     WEIR_EINVALID_ARGUMENT);
+    assert_int_equal(metaprops_format_stamp("abc", "broker.epoch", -1, &b),
+                     WEIR_EINVALID_ARGUMENT);
+    buf_fini(&b);
+}
+
 static void test_new_ids_are_valid_and_differ(void **state)
 {
     char a[METAPROPS_NEW_ID + 1];
@@ -162,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parses_a_broker_file),
         cmocka_unit_test(test_refuses_what_it_cannot_trust),
+        cmocka_unit_test(test_stamps),
         cmocka_unit_test(test_new_ids_are_valid_and_differ),
         cmocka_unit_test(test_write_then_read_round_trips),
         cmocka_unit_test(test_datadir_read_refuses_large_files),
