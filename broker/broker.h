@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "broker/broker_ident.h"
 #include "broker/idem/idem_io.h"
 #include "broker/idem/idem_pid.h"
 #include "broker/storage/logmgr.h"
@@ -95,6 +96,7 @@ struct group_io;     /* group/group_io.h */
 struct broker {
     struct broker_config cfg;
     struct plog_config log_defaults;
+    struct broker_ident ident; /* the data dir's identity files */
     const struct clock *clock;
     struct event_base *base;
     struct logmgr *logs;

@@ -380,6 +380,12 @@ int server_open(struct broker *b, struct err_detail *ed)
     if (b->base == NULL) {
         return err_set(ed, WEIR_ENOMEM, "cannot create the event loop");
     }
+    /* before any log is touched: a data dir of another broker id stops
+     * here, and the clean-shutdown marker is spent before registering */
+    rv = broker_ident_open(&b->ident, b->cfg.data_dir, b->cfg.id, ed);
+    if (rv != 0) {
+        return rv;
+    }
     rv = logmgr_open(storage_posix(), b->cfg.data_dir, &b->log_defaults,
                      clock_wall_ms(b->clock), &b->logs, ed);
     if (rv != 0) {
@@ -469,8 +475,30 @@ static void server_free_event(struct event *ev)
     }
 }
 
+/* After a clean stop (every log flushed and closed), leave the broker
+ * epoch for the next start: it tells the controller the logs are whole. */
+static void server_mark_clean(struct broker *b, int64_t broker_epoch)
+{
+    struct err_detail ed;
+
+    if (broker_epoch < 0) {
+        return;
+    }
+    err_detail_clear(&ed);
+    if (broker_ident_mark_clean(&b->ident, broker_epoch, &ed) != 0) {
+        trace_error("broker", "event=clean_shutdown_marker_failed msg=\"%s\"",
+                    ed.msg);
+    }
+}
+
 void server_close(struct broker *b)
 {
+    int64_t broker_epoch = -1;
+
+    if (b->cluster != NULL) {
+        broker_epoch = cluster_broker_epoch(b->cluster);
+        cluster_save_applied(b->cluster);
+    }
     api_producer_id_shutdown(b);
     group_io_free(b->group); /* answers parked group calls */
     b->group = NULL;
@@ -507,6 +535,7 @@ void server_close(struct broker *b)
     if (b->logs != NULL) {
         logmgr_close(b->logs);
         b->logs = NULL;
+        server_mark_clean(b, broker_epoch);
         trace_info("broker", "event=shutdown_complete clean=true");
     }
     idem_io_free(b->idem);

@@ -91,7 +91,9 @@
     X(GROUP_AUTHORIZATION_FAILED, 54, false, true,                             \
       "not authorized for this group")                                         \
     X(CLUSTER_AUTHORIZATION_FAILED, 55, false, true,                           \
-      "not authorized for this cluster operation")
+      "not authorized for this cluster operation")                             \
+    X(INCONSISTENT_CLUSTER_ID, 56, false, true,                                \
+      "the data directory belongs to another cluster")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

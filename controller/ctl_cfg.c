@@ -31,6 +31,17 @@ const struct cfg_option ctl_options[] = {
             "./data/controller",
             "directory holding the metadata log and snapshot",
             data_dir),
+    OPT_BOOL("auto-format",
+             "false",
+             "on an empty data dir (no meta.properties, no metadata log), "
+             "create a new cluster instead of refusing to start (the "
+             "explicit way: weir-controller --format)",
+             auto_format),
+    OPT_STR("cluster-id",
+            NULL,
+            "id of the cluster --format or auto-format creates (default: "
+            "random); on a formatted data dir it must match",
+            cluster_id),
     OPT_STR("log-level",
             "info",
             "trace level: debug, info, warn, error",

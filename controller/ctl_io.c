@@ -372,7 +372,10 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     if (s->base == NULL) {
         return err_set(ed, WEIR_ENOMEM, "cannot create the event loop");
     }
-    rv = ctl_io_open_log(s, ed);
+    rv = ctl_ident_load(s, ed);
+    if (rv == 0) {
+        rv = ctl_io_open_log(s, ed);
+    }
     if (rv == 0) {
         rv = ctl_sec_open(s, ed);
     }
@@ -403,9 +406,10 @@ int ctl_server_run(struct ctl_server *s)
 {
     trace_info("controller",
                "event=started listen=%s port=%u address=%s data_dir=%s "
-               "session_timeout_ms=%lld end_offset=%lld",
+               "cluster_id=%s session_timeout_ms=%lld end_offset=%lld",
                s->cfg.listen, (unsigned)srv_port(s->srv), s->address,
-               s->cfg.data_dir, (long long)s->cfg.session_timeout_ms,
+               s->cfg.data_dir, s->cluster_id,
+               (long long)s->cfg.session_timeout_ms,
                (long long)ctl_log_end_offset(s->log));
     if (event_base_dispatch(s->base) < 0) {
         return 1;

@@ -49,12 +49,16 @@ struct ctl_server_config {
     bool authorizer;
     char *super_users;
     char *bootstrap_users_file;
+    bool auto_format;
+    char *cluster_id;
 };
 
 extern const struct cfg_option ctl_options[];
 extern const size_t ctl_options_count;
 
 struct ctl_wait; /* a parked FetchMetadata (ctl_rpc.c) */
+
+#define CTL_CLUSTER_ID_CAP 65 /* METAPROPS_ID_MAX + 1 */
 
 struct ctl_server {
     struct ctl_server_config cfg;
@@ -74,6 +78,7 @@ struct ctl_server {
     struct event *sig_term;
     struct event *sig_int;
     char address[300]; /* host:port given to clients as the controller */
+    char cluster_id[CTL_CLUSTER_ID_CAP]; /* from meta.properties */
     int exit_code;
     bool stopping;
 };
@@ -83,8 +88,25 @@ WEIR_MUST_CHECK int ctl_server_core_config(const struct ctl_server_config *c,
                                            struct ctl_config *out,
                                            struct err_detail *ed);
 
-/* Load the log, build the core, listen, arm timers and signals.
- * Errors: WEIR_EIO, WEIR_ECORRUPT, WEIR_ENETWORK, WEIR_ENOMEM. */
+/* ctl_ident.c: the data dir's identity (meta.properties).
+ * Format dir as a new cluster (cluster_id, or a random one when NULL or
+ * empty) and put the id in out. Refuses a dir that is formatted already or
+ * holds a metadata log. Errors: WEIR_ECONFIG (refused, bad id), WEIR_EIO,
+ * WEIR_ECORRUPT, WEIR_ENOMEM. */
+WEIR_MUST_CHECK int ctl_ident_format(const char *dir,
+                                     const char *cluster_id,
+                                     char out[CTL_CLUSTER_ID_CAP],
+                                     struct err_detail *ed);
+/* At start: s->cluster_id from meta.properties; a dir without one is
+ * adopted (it holds a metadata log from before cluster ids) or formatted
+ * (auto-format, empty dir), else refused.
+ * Errors: WEIR_ECONFIG (not formatted, cluster-id mismatch), WEIR_EIO,
+ * WEIR_ECORRUPT. */
+WEIR_MUST_CHECK int ctl_ident_load(struct ctl_server *s, struct err_detail *ed);
+
+/* Load the identity and the log, build the core, listen, arm timers and
+ * signals. Errors: WEIR_ECONFIG (data dir not formatted), WEIR_EIO,
+ * WEIR_ECORRUPT, WEIR_ENETWORK, WEIR_ENOMEM. */
 WEIR_MUST_CHECK int ctl_server_open(struct ctl_server *s,
                                     struct err_detail *ed);
 /* Run until SIGTERM/SIGINT (or a fatal error). Returns the exit code. */

@@ -234,6 +234,50 @@ static int ctl_log_replay_body(struct ctl_log *l,
     return 0;
 }
 
+/* The frame at `at` is bad (short, a length out of range, or a CRC that
+ * fails). Only what a crash during the last append can leave is a torn
+ * tail, to be cut: a frame that runs past the end of the file, a last
+ * frame that ends exactly at it, or nothing but zeros from here on (the
+ * file grew before the data reached the disk). A bad frame with more
+ * bytes after it is damage in the middle of the log, and cutting there
+ * would silently drop every batch after it: refuse instead. */
+static int ctl_log_torn_or_corrupt(const struct ctl_log *l,
+                                   const uint8_t *p,
+                                   size_t len,
+                                   size_t at,
+                                   struct err_detail *ed)
+{
+    size_t left = len - at;
+    uint32_t blen;
+    size_t i;
+
+    if (left < CTL_LOG_FRAME_HEAD) {
+        return 0;
+    }
+    blen = wire_get_u32be(p + at);
+    if (blen >= CTL_LOG_BODY_HEAD && blen <= CTL_LOG_MAX_BATCH &&
+        blen >= left - CTL_LOG_FRAME_HEAD) {
+        return 0;
+    }
+    for (i = at; i < len && p[i] == 0; i++) {
+    }
+    if (i == len) {
+        return 0;
+    }
+    return err_set(ed, WEIR_ECORRUPT,
+                   "%s: the batch at byte %zu %s, and %zu bytes follow it: "
+                   "damage in the middle of the metadata log, not a torn "
+                   "last write; refusing to start (restore the controller's "
+                   "data dir from a copy)",
+                   l->log_path, at,
+                   blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH
+                       ? "has an impossible length"
+                       : "fails its CRC",
+                   blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH
+                       ? left - CTL_LOG_FRAME_HEAD
+                       : left - CTL_LOG_FRAME_HEAD - blen);
+}
+
 /* Replay metadata.log bytes; *good is where the last whole batch ends. */
 static int ctl_log_replay(struct ctl_log *l,
                           const uint8_t *p,
@@ -247,13 +291,18 @@ static int ctl_log_replay(struct ctl_log *l,
     int rv;
 
     *good = 0;
-    while (len - at >= CTL_LOG_FRAME_HEAD) {
-        uint32_t blen = wire_get_u32be(p + at);
-        uint32_t crc = wire_get_u32be(p + at + 4);
+    while (at < len) {
+        uint32_t blen;
+        uint32_t crc;
+        if (len - at < CTL_LOG_FRAME_HEAD) {
+            return 0; /* a torn frame head */
+        }
+        blen = wire_get_u32be(p + at);
+        crc = wire_get_u32be(p + at + 4);
         if (blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH ||
             blen > len - at - CTL_LOG_FRAME_HEAD ||
             crc32c(p + at + CTL_LOG_FRAME_HEAD, blen) != crc) {
-            break; /* torn or garbage: the tail from here goes */
+            return ctl_log_torn_or_corrupt(l, p, len, at, ed);
         }
         rv = ctl_log_replay_body(l, p + at + CTL_LOG_FRAME_HEAD, blen, img, ed);
         if (rv != 0) {

@@ -7,9 +7,11 @@
  *                   body = i64be first offset | u32be count |
  *                          count x (u32be length | meta_record encoding)
  * A batch is one ctl_core step: replay sees it whole or not at all. Open
- * loads the snapshot, replays the log after it and cuts a torn tail (the
- * first frame that is short, fails its CRC or does not decode) off the
- * file. The records since the snapshot are also kept in memory, encoded as
+ * loads the snapshot, replays the log after it and cuts a torn tail off
+ * the file: a last frame that is short or ends exactly at the end of the
+ * file but fails its CRC, or zeros after the last whole frame. A frame
+ * that fails its CRC (or has an impossible length) with bytes after it is
+ * damage in the middle: open refuses, naming the file and the byte. The records since the snapshot are also kept in memory, encoded as
  * brokers fetch them (u32be length | record), so a FetchMetadata is a copy.
  * Locality: the controller loop thread. */
 #ifndef CONTROLLER_CTL_LOG_H
@@ -39,8 +41,9 @@ struct ctl_log_stats {
 /* Open (creating dir if missing) and rebuild the image: snapshot, then the
  * log. Success: *out owns the log, *img (caller owns) is the image.
  * Errors: WEIR_EIO (a system call failed: the message names it),
- * WEIR_ECORRUPT (bad snapshot, a CRC-valid batch that does not apply, a
- * gap between the snapshot and the log), WEIR_ENOMEM. */
+ * WEIR_ECORRUPT (bad snapshot, a bad frame before the last one, a
+ * CRC-valid batch that does not apply, a gap between the snapshot and the
+ * log), WEIR_ENOMEM. */
 WEIR_MUST_CHECK int ctl_log_open(const char *dir,
                                  struct ctl_log **out,
                                  struct meta_image **img,

@@ -7,6 +7,7 @@
  * only after ctl_server_step made its batch durable. */
 #include <event2/buffer.h>
 #include <event2/event.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/mem.h"
@@ -127,6 +128,26 @@ static void ctl_rpc_trace_broker(const struct ctl_server *s, int32_t id)
     }
 }
 
+static void ctl_rpc_refuse_cluster(struct ctl_server *s,
+                                   struct srv_req *req,
+                                   uint32_t corr,
+                                   const Weir__RegisterBrokerRequest *m)
+{
+    char msg[400];
+
+    (void)snprintf(msg, sizeof(msg),
+                   "broker %d's data dir belongs to cluster %s, this "
+                   "controller (data dir %s) to cluster %s",
+                   (int)m->broker_id, m->cluster_id, s->cfg.data_dir,
+                   s->cluster_id);
+    trace_error("controller",
+                "event=register_refused broker=%d peer=%s "
+                "error=INCONSISTENT_CLUSTER_ID broker_cluster_id=%s "
+                "cluster_id=%s",
+                (int)m->broker_id, req->peer, m->cluster_id, s->cluster_id);
+    ctl_rpc_error(req, corr, WEIR_EINCONSISTENT_CLUSTER_ID, msg, false);
+}
+
 static void ctl_rpc_register(struct ctl_server *s,
                              struct srv_req *req,
                              const Weir__Request *r)
@@ -137,6 +158,13 @@ static void ctl_rpc_register(struct ctl_server *s,
     struct ctl_replica *offline;
     struct ctl_event ev;
 
+    if (m->cluster_id != NULL && m->cluster_id[0] != '\0' &&
+        strcmp(m->cluster_id, s->cluster_id) != 0) {
+        /* its data belongs to another cluster: nothing of it may be
+         * registered here, and the broker must not take this metadata */
+        ctl_rpc_refuse_cluster(s, req, r->correlation_id, m);
+        return;
+    }
     memset(&ev, 0, sizeof(ev));
     if (ctl_rpc_offline(m->offline_replicas, m->n_offline_replicas, &offline,
                         &ev.u.reg.n_offline) != 0) {
@@ -158,6 +186,8 @@ static void ctl_rpc_register(struct ctl_server *s,
     if (ctl_rpc_result(s, &ev, &resp) == 0) {
         ctl_rpc_trace_broker(s, m->broker_id);
         body.broker_epoch = s->act.broker_epoch;
+        body.cluster_id = s->cluster_id;
+        body.session_timeout_ms = (uint32_t)s->cfg.session_timeout_ms;
         resp.body_case = WEIR__RESPONSE__BODY_REGISTER_BROKER;
         resp.register_broker = &body;
     } else {
@@ -287,6 +317,7 @@ static void ctl_rpc_fetch_answer(struct ctl_server *s, struct ctl_wait *w)
     int rv;
 
     buf_init(&b);
+    body.cluster_id = s->cluster_id;
     body.end_offset = ctl_log_end_offset(s->log);
     if (w->from < ctl_log_start_offset(s->log) || w->from > body.end_offset) {
         body.snapshot = true;
@@ -413,7 +444,7 @@ static void ctl_rpc_metadata(struct ctl_server *s,
                       false);
         return;
     }
-    body.cluster_id = "weir";
+    body.cluster_id = s->cluster_id;
     body.controller_id = -1;
     body.controller_address = s->address;
     resp.correlation_id = r->correlation_id;

@@ -66,6 +66,13 @@ stop_node() {
 case "${1:-start}" in
 start)
     mkdir -p "$DATA"
+    # the first start creates the cluster (a new cluster id); later starts
+    # find it formatted, and a dir from before cluster ids is adopted
+    if [ ! -e "$DATA/controller/meta.properties" ] &&
+        [ ! -s "$DATA/controller/metadata.log" ] &&
+        [ ! -e "$DATA/controller/snapshot" ]; then
+        "$CONTROLLER_BIN" --format --data-dir "$DATA/controller"
+    fi
     start_node controller "$CONTROLLER_BIN" --listen "$CONTROLLER" \
         --data-dir "$DATA/controller"
     for i in "${BROKERS[@]}"; do

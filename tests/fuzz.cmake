@@ -12,7 +12,7 @@
 # Included from tests/CMakeLists.txt, so paths are relative to tests/.
 
 set(WEIR_FUZZ_TARGETS frame envelope batch config repl_epochs meta_record
-    consumer_protocol scram)
+    consumer_protocol scram metaprops)
 # libraries a target needs beyond weir_common
 set(WEIR_FUZZ_LIBS_repl_epochs weir_replica)
 set(WEIR_FUZZ_LIBS_meta_record weir_controller_core)

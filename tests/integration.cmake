@@ -1,4 +1,5 @@
 # Integration tests: real weir-broker processes and the weir CLI on
 # loopback, driven by Python 3 (standard library only).
 weir_py_tests(integration wire produce_consume durability config idempotence
-  cluster replication failover group_coordinator groups compose)
+  cluster replication failover group_coordinator groups compose
+  cluster_identity)

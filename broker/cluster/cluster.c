@@ -19,6 +19,8 @@
 #define CLUSTER_CALL_MS        5000
 #define CLUSTER_BACKOFF_MIN_MS 100
 #define CLUSTER_BACKOFF_MAX_MS 2000
+#define CLUSTER_SESSION_DEFAULT_MS                                             \
+    3000 /* the controller's default, until it says otherwise */
 
 static void cluster_arm(struct event *ev, uint64_t ms)
 {
@@ -65,6 +67,12 @@ static void cluster_register_reply(void *arg,
     (void)payload;
     (void)len;
     c->registering = false;
+    if (err == WEIR_EINCONSISTENT_CLUSTER_ID) {
+        /* not retried from here: the metadata poll keeps asking, and its
+         * first accepted answer registers again */
+        cluster_ident_refused(c, ed->msg);
+        return;
+    }
     if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_REGISTER_BROKER) {
         uint64_t ms = cluster_backoff(c);
         trace_warn("cluster",
@@ -75,11 +83,27 @@ static void cluster_register_reply(void *arg,
         cluster_arm(c->register_timer, ms);
         return;
     }
+    if (!cluster_ident_accept_register(c, resp->register_broker)) {
+        return;
+    }
     c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
     c->broker_epoch = resp->register_broker->broker_epoch;
     c->fenced = true;
-    trace_info("cluster", "event=registered broker=%d epoch=%lld controller=%s",
-               (int)c->id, (long long)c->broker_epoch, c->controller);
+    c->session_timeout_ms = resp->register_broker->session_timeout_ms > 0
+                                ? resp->register_broker->session_timeout_ms
+                                : CLUSTER_SESSION_DEFAULT_MS;
+    cluster_watch_init(&c->watch, clock_now_ms(c->b->clock));
+    trace_info(
+        "cluster",
+        "event=registered broker=%d epoch=%lld controller=%s "
+        "cluster_id=%s directory_id=%s previous_epoch=%lld",
+        (int)c->id, (long long)c->broker_epoch, c->controller,
+        c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
+        (long long)(c->registered_once ? -1 : c->b->ident.previous_epoch));
+    c->registered_once = true;
+    /* the image may hold the registration already (the metadata poll
+     * can be answered first): leaderships may apply now */
+    cluster_resync(c);
 }
 
 static void cluster_register(struct cluster *c)
@@ -88,10 +112,18 @@ static void cluster_register(struct cluster *c)
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__RegisterBrokerRequest m = WEIR__REGISTER_BROKER_REQUEST__INIT;
 
-    if (c->registering || c->shutting_down) {
+    /* only with a controller whose metadata was accepted: registering
+     * writes to its log */
+    if (c->registering || c->shutting_down || !c->accepted_once ||
+        c->refusal != CLUSTER_REFUSAL_NONE) {
         return;
     }
     m.broker_id = c->id;
+    m.cluster_id = (char *)b->ident.props.cluster_id;
+    m.directory_id = (char *)b->ident.props.directory_id;
+    /* the epoch of the last clean stop, for this process's first
+     * registration only: later ones follow no stop at all */
+    m.previous_broker_epoch = c->registered_once ? -1 : b->ident.previous_epoch;
     m.host = (char *)b->adv_host;
     m.port = b->adv_port;
     m.rack = b->cfg.rack != NULL ? b->cfg.rack : "";
@@ -102,7 +134,9 @@ static void cluster_register(struct cluster *c)
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_REGISTER_BROKER;
     req.register_broker = &m;
-    c->broker_epoch = -1;
+    /* a re-registration keeps the current epoch (and what it leads)
+     * until the controller answers: a controller that is refused, or
+     * unreachable, must not make this broker drop what it serves */
     if (cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_register_reply, c) !=
         0) {
         cluster_arm(c->register_timer, cluster_backoff(c));
@@ -147,6 +181,13 @@ static void cluster_heartbeat_reply(void *arg,
         return;
     }
     h = resp->broker_heartbeat;
+    if (cluster_watch_contact(&c->watch, clock_now_ms(c->b->clock)) ==
+        CLUSTER_WATCH_RESTORED) {
+        trace_info("cluster",
+                   "event=controller_contact_restored broker=%d controller=%s "
+                   "leading=%u",
+                   (int)c->id, c->controller, cluster_leading_count(c));
+    }
     if (h->fenced != c->fenced) {
         trace_info("cluster", "event=%s broker=%d epoch=%lld",
                    h->fenced ? "fenced" : "unfenced", (int)c->id,
@@ -165,7 +206,8 @@ static void cluster_heartbeat(struct cluster *c)
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__BrokerHeartbeatRequest m = WEIR__BROKER_HEARTBEAT_REQUEST__INIT;
 
-    if (c->broker_epoch < 0 || c->hb_inflight) {
+    if (c->broker_epoch < 0 || c->hb_inflight ||
+        c->refusal != CLUSTER_REFUSAL_NONE) {
         return;
     }
     m.broker_id = c->id;
@@ -181,12 +223,35 @@ static void cluster_heartbeat(struct cluster *c)
     }
 }
 
+/* A leader that cannot reach the controller may have been replaced
+ * already: say so while it lasts (cluster_watch.h). */
+static void cluster_watch_check(struct cluster *c)
+{
+    uint64_t now = clock_now_ms(c->b->clock);
+    uint32_t led = cluster_leading_count(c);
+
+    if (cluster_watch_tick(&c->watch, now, c->session_timeout_ms, led) ==
+        CLUSTER_WATCH_WARN) {
+        trace_warn("cluster",
+                   "event=controller_unreachable_while_leading broker=%d "
+                   "controller=%s silent_ms=%llu session_timeout_ms=%llu "
+                   "leading=%u msg=\"no heartbeat answered for longer than "
+                   "the session timeout: the controller may have fenced "
+                   "this broker and elected other leaders\"",
+                   (int)c->id, c->controller,
+                   (unsigned long long)cluster_watch_silent_ms(&c->watch, now),
+                   (unsigned long long)c->session_timeout_ms, led);
+    }
+}
+
 static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct cluster *c = arg;
 
     (void)fd;
     (void)what;
+    cluster_watch_check(c);
+    cluster_ident_save_applied(c, false);
     if (c->broker_epoch < 0) {
         cluster_register(c);
     } else {
@@ -213,6 +278,10 @@ static void cluster_fetch_reply(void *arg,
         cluster_arm(c->fetch_timer, cluster_backoff(c));
         return;
     }
+    if (!cluster_ident_accept_fetch(c, resp->fetch_metadata)) {
+        cluster_arm(c->fetch_timer, cluster_backoff(c));
+        return;
+    }
     err_detail_clear(&aed);
     rv = cluster_apply(c, resp->fetch_metadata, payload, len, &aed);
     if (rv != 0) {
@@ -223,6 +292,9 @@ static void cluster_fetch_reply(void *arg,
         return;
     }
     cluster_applied(c);
+    if (c->broker_epoch < 0) {
+        cluster_register(c); /* the first accepted answer, or healed */
+    }
     cluster_fetch(c);
 }
 
@@ -281,7 +353,9 @@ bool cluster_shutdown_begin(struct cluster *c)
     if (c->shutting_down) {
         return true;
     }
-    if (c->broker_epoch < 0 || c->b->cfg.controlled_shutdown_timeout_ms == 0) {
+    /* a refused controller is not asked for anything */
+    if (c->broker_epoch < 0 || c->b->cfg.controlled_shutdown_timeout_ms == 0 ||
+        c->refusal != CLUSTER_REFUSAL_NONE) {
         return false;
     }
     c->shutting_down = true;
@@ -316,6 +390,7 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
     c->id = (int32_t)b->cfg.id;
     c->broker_epoch = -1;
     c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
+    c->session_timeout_ms = CLUSTER_SESSION_DEFAULT_MS;
     c->hook = cluster_role_trace;
     c->hook_arg = c;
     c->controller = mem_strdup(b->cfg.controller);
@@ -341,7 +416,7 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
     cconn_use_sasl(c->fetch, b->cfg.sasl_mechanism, b->cfg.sasl_username,
                    b->cfg.sasl_password);
     cluster_arm(c->heartbeat_timer, (uint64_t)b->cfg.heartbeat_interval_ms);
-    cluster_register(c);
+    /* metadata first: registration waits for an accepted answer */
     cluster_fetch(c);
     *out = c;
     return 0;
@@ -368,6 +443,10 @@ void cluster_free(struct cluster *c)
     cluster_free_event(c->shutdown_timer);
     meta_image_free(c->img);
     mem_free(c->roles);
+    while (c->n_strays > 0) {
+        mem_free(c->strays[--c->n_strays]);
+    }
+    mem_free(c->strays);
     mem_free(c->controller);
     mem_free(c);
 }
@@ -378,6 +457,11 @@ void cluster_set_partition_hook(struct cluster *c,
 {
     c->hook = fn;
     c->hook_arg = arg;
+}
+
+void cluster_save_applied(struct cluster *c)
+{
+    cluster_ident_save_applied(c, true);
 }
 
 const struct meta_image *cluster_image(const struct cluster *c)

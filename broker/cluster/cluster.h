@@ -71,6 +71,9 @@ void cluster_set_partition_hook(struct cluster *c,
  * when there is nothing to wait for (the caller stops at once). */
 bool cluster_shutdown_begin(struct cluster *c);
 
+/* Store the end offset of the metadata applied here now (clean stop). */
+void cluster_save_applied(struct cluster *c);
+
 const struct meta_image *cluster_image(const struct cluster *c);
 /* The controller's address, as configured. */
 const char *cluster_controller(const struct cluster *c);

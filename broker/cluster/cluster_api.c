@@ -50,6 +50,22 @@ int cluster_route(const struct cluster *c,
         return WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
     }
     p = &t->partitions[partition];
+    if (p->leader == c->id && !cluster_incarnation_applied(c)) {
+        /* an earlier incarnation's leadership (see cluster_sync_roles) */
+        (void)snprintf(msg, msg_cap,
+                       "broker %d has not applied its own registration yet "
+                       "(epoch %lld); %s/%d has no leader here now",
+                       (int)c->id, (long long)c->broker_epoch, topic,
+                       (int)partition);
+        return WEIR_ELEADER_NOT_AVAILABLE;
+    }
+    if (p->leader == c->id && !cluster_logs_usable(c, t)) {
+        (void)snprintf(msg, msg_cap,
+                       "%s/%d: this broker holds stray logs under that name "
+                       "(another topic id)",
+                       topic, (int)partition);
+        return WEIR_ELEADER_NOT_AVAILABLE;
+    }
     if (p->leader == c->id) {
         return 0;
     }
@@ -140,7 +156,7 @@ void cluster_api_metadata(struct broker *b,
             }
         }
     }
-    body.cluster_id = "weir";
+    body.cluster_id = b->ident.props.cluster_id;
     body.controller_id = -1;
     body.controller_address = b->cluster->controller;
     resp.correlation_id = r->correlation_id;

@@ -95,7 +95,8 @@ static uint32_t cluster_log_configs(const struct meta_topic *t,
     return n;
 }
 
-/* Delete a local topic's logs; nothing may keep pointing at them. */
+/* Delete a local topic's logs (its id was removed explicitly); nothing
+ * may keep pointing at them. */
 static void
 cluster_drop_logs(struct cluster *c, const char *name, const char *why)
 {
@@ -116,75 +117,119 @@ cluster_drop_logs(struct cluster *c, const char *name, const char *why)
     broker_readable(b);
 }
 
-/* Partition logs follow the image: a topic with a replica here gets its
- * logs; a local topic the cluster no longer has - or has under the same
- * name with another id (deleted and created again) - is deleted. */
-static void cluster_sync_logs(struct cluster *c)
+/* May local logs of this topic go? Only on an explicit removal of their
+ * id (REMOVE_TOPIC applied here, or its tombstone in a snapshot), with
+ * the same name: never because the metadata lacks the topic, since an
+ * empty or wrong controller lacks every topic. */
+static bool cluster_removed(const struct cluster *c,
+                            const struct logmgr_topic *lt)
+{
+    const struct meta_tombstone *t;
+
+    if (lt->topic_id < 0) {
+        return false;
+    }
+    t = meta_image_tombstone(c->img, lt->topic_id);
+    return t != NULL && strcmp(t->name, lt->name) == 0;
+}
+
+bool cluster_logs_usable(const struct cluster *c, const struct meta_topic *t)
+{
+    struct logmgr_topic lt;
+
+    return !logmgr_topic(c->b->logs, t->name, &lt) || lt.topic_id < 0 ||
+           lt.topic_id == t->id;
+}
+
+/* A topic with a replica here gets its logs (or adopts logs from before
+ * ids were kept). Logs under its name with another id go only when that
+ * id was removed; else they stay, and block the topic here. */
+static void cluster_sync_hosted(struct cluster *c, const struct meta_topic *t)
 {
     struct broker *b = c->b;
     struct logmgr_kv kv[META_MAX_CONFIGS];
     struct logmgr_topic lt;
     struct err_detail ed;
+
+    if (logmgr_topic(b->logs, t->name, &lt)) {
+        if (lt.topic_id == t->id) {
+            return;
+        }
+        if (lt.topic_id < 0) {
+            /* logs from before ids were kept: take them as this one */
+            if (logmgr_set_topic_id(b->logs, t->name, t->id, &ed) != 0) {
+                trace_error("cluster",
+                            "event=topic_id_not_saved topic=%s msg=\"%s\"",
+                            t->name, ed.msg);
+            }
+            return;
+        }
+        if (!cluster_removed(c, &lt)) {
+            cluster_ident_stray(c, lt.name, lt.topic_id,
+                                "name_taken_by_another_topic_id");
+            return;
+        }
+        cluster_drop_logs(c, t->name, "removed_and_created_again");
+        if (logmgr_topic(b->logs, t->name, &lt)) {
+            return; /* could not delete: keep the old logs */
+        }
+    }
+    if (logmgr_create_topic(b->logs, t->name, (int32_t)t->n_partitions, 0, kv,
+                            cluster_log_configs(t, kv), false,
+                            clock_wall_ms(b->clock), &ed) != 0 ||
+        logmgr_set_topic_id(b->logs, t->name, t->id, &ed) != 0) {
+        trace_error("cluster",
+                    "event=partition_logs_failed topic=%s msg=\"%s\"", t->name,
+                    ed.msg);
+        return;
+    }
+    trace_info("cluster",
+               "event=partition_logs_created topic=%s topic_id=%lld "
+               "partitions=%u",
+               t->name, (long long)t->id, t->n_partitions);
+}
+
+/* Partition logs follow the image, with deletion only for explicitly
+ * removed topic ids: local logs the metadata does not know (a controller
+ * that lost its data, a data dir moved between clusters) are kept, not
+ * served, and reported. */
+static void cluster_sync_logs(struct cluster *c)
+{
+    struct broker *b = c->b;
+    struct logmgr_topic lt;
     uint32_t i;
 
     for (i = 0; i < meta_image_topic_count(c->img); i++) {
         const struct meta_topic *t = meta_image_topic_at(c->img, i);
-        if (!cluster_hosts(t, c->id)) {
-            continue;
+        if (cluster_hosts(t, c->id)) {
+            cluster_sync_hosted(c, t);
         }
-        if (logmgr_topic(b->logs, t->name, &lt)) {
-            if (lt.topic_id == t->id) {
-                continue;
-            }
-            if (lt.topic_id < 0) {
-                /* logs from before ids were kept: take them as this one */
-                if (logmgr_set_topic_id(b->logs, t->name, t->id, &ed) != 0) {
-                    trace_error("cluster",
-                                "event=topic_id_not_saved topic=%s msg=\"%s\"",
-                                t->name, ed.msg);
-                }
-                continue;
-            }
-            cluster_drop_logs(c, t->name, "recreated");
-            if (logmgr_topic(b->logs, t->name, &lt)) {
-                continue; /* could not delete: keep the old logs */
-            }
-        }
-        if (logmgr_create_topic(b->logs, t->name, (int32_t)t->n_partitions, 0,
-                                kv, cluster_log_configs(t, kv), false,
-                                clock_wall_ms(b->clock), &ed) != 0 ||
-            logmgr_set_topic_id(b->logs, t->name, t->id, &ed) != 0) {
-            trace_error("cluster",
-                        "event=partition_logs_failed topic=%s msg=\"%s\"",
-                        t->name, ed.msg);
-            continue;
-        }
-        trace_info("cluster",
-                   "event=partition_logs_created topic=%s topic_id=%lld "
-                   "partitions=%u",
-                   t->name, (long long)t->id, t->n_partitions);
     }
     i = 0;
     while (i < logmgr_topic_count(b->logs)) {
         const struct meta_topic *t;
+        char name[NAMES_TOPIC_MAX + 1];
+        uint32_t before = logmgr_topic_count(b->logs);
         logmgr_topic_at(b->logs, i, &lt);
         t = meta_image_topic_by_name(c->img, lt.name, strlen(lt.name));
-        if (t != NULL && cluster_hosts(t, c->id) && lt.topic_id == t->id) {
+        if (t != NULL && cluster_hosts(t, c->id) &&
+            (lt.topic_id == t->id || lt.topic_id < 0)) {
+            i++; /* in the metadata (or adopted above) */
+            continue;
+        }
+        if (!cluster_removed(c, &lt)) {
+            cluster_ident_stray(c, lt.name, lt.topic_id,
+                                t == NULL ? "unknown_to_the_metadata"
+                                : cluster_hosts(t, c->id)
+                                    ? "name_taken_by_another_topic_id"
+                                    : "not_a_replica_here");
             i++;
             continue;
         }
-        if (t != NULL && cluster_hosts(t, c->id) && lt.topic_id < 0) {
-            i++; /* adopted above (or its id could not be saved) */
-            continue;
-        }
-        {
-            char name[NAMES_TOPIC_MAX + 1];
-            uint32_t before = logmgr_topic_count(b->logs);
-            (void)snprintf(name, sizeof(name), "%s", lt.name);
-            cluster_drop_logs(c, name, "deleted");
-            if (logmgr_topic_count(b->logs) == before) {
-                i++; /* could not delete: go on with the next */
-            }
+        (void)snprintf(name, sizeof(name), "%s", lt.name);
+        cluster_drop_logs(c, name, "removed");
+        if (logmgr_topic_count(b->logs) == before) {
+            i++; /* could not delete: go on with the next */
         }
     }
 }
@@ -210,6 +255,25 @@ cluster_role_find(const struct cluster *c, int64_t topic_id, int32_t p)
         }
     }
     return NULL;
+}
+
+bool cluster_incarnation_applied(const struct cluster *c)
+{
+    const struct meta_broker *self = meta_image_broker(c->img, c->id);
+
+    return c->broker_epoch >= 0 && self != NULL &&
+           self->epoch == c->broker_epoch;
+}
+
+uint32_t cluster_leading_count(const struct cluster *c)
+{
+    uint32_t n = 0;
+    uint32_t i;
+
+    for (i = 0; i < c->n_roles; i++) {
+        n += c->roles[i].role == CLUSTER_ROLE_LEADER;
+    }
+    return n;
 }
 
 static uint32_t cluster_role_count(const struct cluster *c)
@@ -253,6 +317,7 @@ static int cluster_sync_roles(struct cluster *c)
     static const struct meta_ids none = {0, {0}};
     uint32_t n = cluster_role_count(c);
     struct cluster_role_entry *next = mem_calloc(n + 1, sizeof(*next));
+    bool may_lead = cluster_incarnation_applied(c);
     uint32_t k = 0;
     uint32_t i;
     uint32_t p;
@@ -262,6 +327,9 @@ static int cluster_sync_roles(struct cluster *c)
     }
     for (i = 0; i < meta_image_topic_count(c->img); i++) {
         const struct meta_topic *t = meta_image_topic_at(c->img, i);
+        if (!cluster_logs_usable(c, t)) {
+            continue; /* stray logs hold the name: no role here */
+        }
         for (p = 0; p < t->n_partitions; p++) {
             const struct meta_partition *mp = &t->partitions[p];
             const struct cluster_role_entry *old;
@@ -274,6 +342,13 @@ static int cluster_sync_roles(struct cluster *c)
             e->role = mp->leader == c->id ? CLUSTER_ROLE_LEADER
                                           : CLUSTER_ROLE_FOLLOWER;
             e->leader = mp->leader;
+            if (e->role == CLUSTER_ROLE_LEADER && !may_lead) {
+                /* the image may still name this broker as leader from an
+                 * earlier incarnation: lead only once this incarnation's
+                 * registration is applied (which ends that leadership) */
+                e->role = CLUSTER_ROLE_FOLLOWER;
+                e->leader = -1;
+            }
             e->leader_epoch = mp->leader_epoch;
             e->partition_epoch = mp->partition_epoch;
             e->isr = mp->isr;
@@ -288,7 +363,8 @@ static int cluster_sync_roles(struct cluster *c)
         struct cluster_role_entry gone = c->roles[i];
         const struct meta_topic *t = meta_image_topic(c->img, gone.topic_id);
         if (t != NULL && gone.partition < (int32_t)t->n_partitions &&
-            meta_ids_has(&t->partitions[gone.partition].replicas, c->id)) {
+            meta_ids_has(&t->partitions[gone.partition].replicas, c->id) &&
+            cluster_logs_usable(c, t)) {
             continue;
         }
         gone.role = CLUSTER_ROLE_NONE;
@@ -297,7 +373,7 @@ static int cluster_sync_roles(struct cluster *c)
     }
     mem_free(c->roles);
     c->roles = next;
-    c->n_roles = n;
+    c->n_roles = k;
     return 0;
 }
 
@@ -370,4 +446,17 @@ int cluster_apply(struct cluster *c,
         }
     }
     return 0;
+}
+
+void cluster_resync(struct cluster *c)
+{
+    if (!c->caught_up) {
+        return;
+    }
+    if (cluster_sync_roles(c) != 0) {
+        trace_error("cluster",
+                    "event=roles_not_synced broker=%d "
+                    "msg=\"out of memory\"",
+                    (int)c->id);
+    }
 }

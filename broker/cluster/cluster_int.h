@@ -5,6 +5,8 @@
 
 #include "broker/cluster/cluster.h"
 #include "broker/cluster/cluster_conn.h"
+#include "broker/cluster/cluster_watch.h"
+#include "common/metaprops.h"
 
 struct event;
 
@@ -20,6 +22,13 @@ struct cluster_role_entry {
 };
 
 struct cluster_fwd; /* a forwarded CreateTopics/DeleteTopics (api) */
+
+/* Why the controller's answers are being refused (cluster_ident.c). */
+enum cluster_refusal {
+    CLUSTER_REFUSAL_NONE,
+    CLUSTER_REFUSAL_CLUSTER_ID, /* it belongs to another cluster */
+    CLUSTER_REFUSAL_HISTORY,    /* its metadata ends before ours */
+};
 
 struct cluster {
     struct broker *b;
@@ -45,6 +54,18 @@ struct cluster {
     struct cluster_role_entry *roles; /* image order (topic id, partition) */
     uint32_t n_roles;
     struct cluster_fwd *fwds;
+
+    /* identity and history checks (cluster_ident.c) */
+    char meta_cluster_id[METAPROPS_ID_MAX + 1]; /* of the metadata in img */
+    enum cluster_refusal refusal;
+    uint64_t refusal_logged_ms;
+    bool accepted_once;   /* an answer was accepted: may register */
+    bool registered_once; /* previous_broker_epoch is spent */
+    uint64_t applied_saved_ms;
+    uint64_t session_timeout_ms; /* the controller's, from registration */
+    struct cluster_watch watch;  /* leading while cut off (12c) */
+    char **strays;               /* "name id" of stray logs reported */
+    uint32_t n_strays;
 };
 
 /* cluster_apply.c: apply a FetchMetadata answer to the image, then (when
@@ -57,6 +78,38 @@ int cluster_apply(struct cluster *c,
                   struct err_detail *ed);
 /* cluster.c: the broker's image changed; finish what waited for it. */
 void cluster_applied(struct cluster *c);
+/* cluster_apply.c: logs and roles follow the image again (after the
+ * broker's own registration changed); no-op until caught up. */
+void cluster_resync(struct cluster *c);
+/* Has the image applied this incarnation's own registration? Until then
+ * no leadership is acted on (cluster_sync_roles, cluster_route). */
+bool cluster_incarnation_applied(const struct cluster *c);
+/* May this topic's partitions be acted on here? False when local logs
+ * under its name carry another topic id (stray logs, kept). */
+bool cluster_logs_usable(const struct cluster *c, const struct meta_topic *t);
+/* Number of partitions whose leader role is applied here now. */
+uint32_t cluster_leading_count(const struct cluster *c);
+
+/* cluster_ident.c. May this FetchMetadata answer be applied? False (and
+ * an error trace naming both sides) when it comes from another cluster,
+ * or its history ends before what this broker applied. */
+bool cluster_ident_accept_fetch(struct cluster *c,
+                                const Weir__FetchMetadataResponse *m);
+/* The same for a registration answer (cluster id only); stores the
+ * cluster id the first time. */
+bool cluster_ident_accept_register(struct cluster *c,
+                                   const Weir__RegisterBrokerResponse *r);
+/* The controller refused the registration: another cluster. */
+void cluster_ident_refused(struct cluster *c, const char *msg);
+/* Store the applied metadata end offset: at most once a second, unless
+ * now (clean shutdown). */
+void cluster_ident_save_applied(struct cluster *c, bool now);
+/* A stray: local logs whose topic id the metadata does not know (or that
+ * another topic's name now takes). Traced once per (name, id). */
+void cluster_ident_stray(struct cluster *c,
+                         const char *name,
+                         int64_t topic_id,
+                         const char *why);
 /* cluster_api.c: forwards waiting for the image; final = answer all. */
 void cluster_api_wake(struct cluster *c, bool final);
 

@@ -198,6 +198,27 @@ static bool logmgr_known_dir(const struct logmgr *m, const char *name)
     return *end == '\0' && i >= 0 && p < m->topics[i]->partitions;
 }
 
+/* Files of the data dir that other modules own: producer-id-block
+ * (broker/idem, idem_pid.h) and the identity files (broker_ident.h). */
+static bool logmgr_foreign_file(const char *name)
+{
+    static const char *const owned[] = {"producer-id-block", "meta.properties",
+                                        "clean-shutdown-epoch",
+                                        "metadata-offset"};
+    size_t n = strlen(name);
+    size_t i;
+
+    if (n > 4 && strcmp(name + n - 4, ".tmp") == 0) {
+        n -= 4;
+    }
+    for (i = 0; i < sizeof(owned) / sizeof(owned[0]); i++) {
+        if (strlen(owned[i]) == n && strncmp(name, owned[i], n) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 static int logmgr_sweep_entry(void *arg, const char *name)
 {
     struct logmgr_sweep *sw = arg;
@@ -218,13 +239,10 @@ static int logmgr_sweep_entry(void *arg, const char *name)
         }
         return 0;
     }
-    /* dot files belong to the process (the data-dir lock), not to us;
-     * producer-id-block to broker/idem (idem_pid.h) */
+    /* dot files belong to the process (the data-dir lock), not to us */
     if (!deleted && name[0] != '.' && strcmp(name, LOGMGR_MANIFEST) != 0 &&
         strcmp(name, LOGMGR_MANIFEST ".tmp") != 0 &&
-        strcmp(name, "producer-id-block") != 0 &&
-        strcmp(name, "producer-id-block.tmp") != 0 &&
-        !logmgr_known_dir(sw->m, name)) {
+        !logmgr_foreign_file(name) && !logmgr_known_dir(sw->m, name)) {
         trace_warn("storage", "event=unknown_entry path=%s action=left_alone",
                    path);
     }

@@ -50,6 +50,7 @@ void meta_image_free(struct meta_image *img)
         meta_image_free_topic(&img->topics[i]);
     }
     meta_image_free_auth(img);
+    meta_image_free_tombs(img);
     mem_free(img->brokers);
     mem_free(img->topics);
     mem_free(img->names);
@@ -454,6 +455,13 @@ static int meta_image_apply_remove(struct meta_image *img,
         return err_set(ed, WEIR_ECORRUPT, "removing unknown topic id %lld",
                        (long long)topic_id);
     }
+    /* the only step that can fail, so it goes first */
+    if (meta_image_tomb_add(
+            img, topic_id,
+            (struct meta_str){slot->pub.name, strlen(slot->pub.name)},
+            ed) != 0) {
+        return WEIR_ENOMEM;
+    }
     for (i = 0; i < slot->pub.n_partitions; i++) {
         int32_t leader = slot->pub.partitions[i].leader;
         if (leader != -1) {
@@ -515,6 +523,8 @@ static int meta_image_apply_one(struct meta_image *img,
         return meta_image_apply_acl(img, &rec->u.acl, true, ed);
     case META_RECORD_REMOVE_ACL:
         return meta_image_apply_acl(img, &rec->u.acl, false, ed);
+    case META_RECORD_TOPIC_TOMBSTONE:
+        return meta_image_apply_tomb(img, &rec->u.tomb, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }

@@ -30,6 +30,8 @@
 #define META_MAX_TOPICS  100000
 #define META_MAX_CONFIGS 64     /* per topic */
 #define META_MAX_USERS   100000 /* (user, mechanism) credentials */
+#define META_MAX_TOMBSTONES                                                    \
+    10000 /* removed topics remembered (the oldest are forgotten) */
 
 struct meta_image; /* opaque: layout lives in meta_image_int.h */
 
@@ -79,6 +81,15 @@ struct meta_topic {
     struct meta_config *configs; /* sorted by key; only keys set explicitly */
 };
 
+/* A removed topic, remembered so that brokers delete its logs even when
+ * they learn of the removal from a snapshot (META_MAX_TOMBSTONES, oldest
+ * forgotten first: a broker away for longer than that many removals keeps
+ * the logs of the forgotten ones as strays, never deletes them). */
+struct meta_tombstone {
+    int64_t topic_id;
+    char *name; /* NUL-terminated */
+};
+
 /* One SCRAM credential: a user holds at most one per mechanism. */
 struct meta_user {
     char *name;             /* NUL-terminated */
@@ -100,7 +111,11 @@ void meta_image_free(struct meta_image *img);
  *   UNFENCE_BROKER   current epoch, fenced.
  *   CREATE_TOPIC     new name; id = this record's offset.
  *   TOPIC_CONFIG     known topic; sets or replaces the key.
- *   REMOVE_TOPIC     known topic; its partitions go with it.
+ *   REMOVE_TOPIC     known topic; its partitions go with it, and its id
+ *                    and name become a tombstone.
+ *   TOPIC_TOMBSTONE  only while loading a snapshot: an id that is neither
+ *                    a topic nor a tombstone yet, below the end offset;
+ *                    at most META_MAX_TOMBSTONES.
  *   PARTITION        known topic, next partition number, registered
  *                    replicas, ISR and ELR in replica order, leader -1 or
  *                    unfenced.
@@ -156,6 +171,15 @@ const char *meta_topic_config(const struct meta_topic *t, const char *key);
  * while the ISR is smaller than this". */
 uint32_t meta_topic_min_isr(const struct meta_topic *t);
 
+/* Tombstones, oldest removal first. */
+uint32_t meta_image_tombstone_count(const struct meta_image *img);
+const struct meta_tombstone *
+meta_image_tombstone_at(const struct meta_image *img, uint32_t i);
+/* The tombstone of a removed topic id, NULL when the image has none (the
+ * topic exists, never existed, or was forgotten). */
+const struct meta_tombstone *meta_image_tombstone(const struct meta_image *img,
+                                                  int64_t topic_id);
+
 uint32_t meta_image_user_count(const struct meta_image *img);
 /* i < user count; sorted by (name, mechanism). */
 const struct meta_user *meta_image_user_at(const struct meta_image *img,
@@ -168,7 +192,8 @@ const struct meta_user *meta_image_user(const struct meta_image *img,
  * acl_allowed). */
 const struct acl_set *meta_image_acls(const struct meta_image *img);
 
-/* True if brokers, topics, configs, partitions, users, ACL rules (in the
+/* True if brokers, topics, configs, partitions, tombstones, users, ACL
+ * rules (in the
  * same order: apply and snapshots are deterministic, so a replay or a
  * reload gives that order back), next producer id and end offset are all
  * equal. */

@@ -26,7 +26,10 @@ struct meta_image {
     struct meta_user *users; /* ascending (name, mech) */
     uint32_t n_users;
     uint32_t cap_users;
-    struct acl_set acls;      /* distinct rules (meta_image_auth.c) */
+    struct acl_set acls;          /* distinct rules (meta_image_auth.c) */
+    struct meta_tombstone *tombs; /* oldest first (meta_image_tomb.c) */
+    uint32_t n_tombs;
+    uint32_t cap_tombs;
     int64_t end_offset;       /* offset of the next record */
     int64_t next_producer_id; /* ids below are handed out */
     bool loading; /* applying a snapshot: records are not at their offsets */
@@ -58,6 +61,21 @@ int meta_image_apply_partition(struct meta_image *img,
 int meta_image_apply_change(struct meta_image *img,
                             const struct meta_partition_change *rec,
                             struct err_detail *ed);
+
+/* Tombstones (meta_image_tomb.c). add: remember a removed topic,
+ * forgetting the oldest past META_MAX_TOMBSTONES; on failure the image is
+ * unchanged. */
+int meta_image_tomb_add(struct meta_image *img,
+                        int64_t topic_id,
+                        struct meta_str name,
+                        struct err_detail *ed);
+int meta_image_apply_tomb(struct meta_image *img,
+                          const struct meta_topic_tombstone *rec,
+                          struct err_detail *ed);
+void meta_image_free_tombs(struct meta_image *img);
+bool meta_image_tombs_equal(const struct meta_image *a,
+                            const struct meta_image *b);
+int meta_image_check_tombs(const struct meta_image *img, struct err_detail *ed);
 
 /* USER_SCRAM, REMOVE_USER_SCRAM, ACL, REMOVE_ACL (meta_image_auth.c). */
 int meta_image_apply_user(struct meta_image *img,

@@ -169,7 +169,7 @@ bool meta_image_equal(const struct meta_image *a, const struct meta_image *b)
             return false;
         }
     }
-    return meta_image_auth_equal(a, b);
+    return meta_image_tombs_equal(a, b) && meta_image_auth_equal(a, b);
 }
 
 /* ids are distinct replicas in replica order. */
@@ -278,6 +278,9 @@ int meta_image_check(const struct meta_image *img, struct err_detail *ed)
         }
     }
     rv = meta_image_check_topics(img, led, ed);
+    if (rv == 0) {
+        rv = meta_image_check_tombs(img, ed);
+    }
     if (rv != 0) {
         return rv;
     }

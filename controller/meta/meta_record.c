@@ -23,6 +23,7 @@ static const char *const meta_record_names[] = {
     [META_RECORD_REMOVE_USER_SCRAM] = "REMOVE_USER_SCRAM",
     [META_RECORD_ACL] = "ACL",
     [META_RECORD_REMOVE_ACL] = "REMOVE_ACL",
+    [META_RECORD_TOPIC_TOMBSTONE] = "TOPIC_TOMBSTONE",
 };
 
 #define META_RECORD_N_TYPES                                                    \
@@ -413,6 +414,11 @@ int meta_record_check(const struct meta_record *rec, struct err_detail *ed)
     case META_RECORD_ACL:
     case META_RECORD_REMOVE_ACL:
         return meta_record_check_acl(&rec->u.acl, ed);
+    case META_RECORD_TOPIC_TOMBSTONE:
+        if (meta_record_check_name(rec->u.tomb.name, ed) != 0) {
+            return WEIR_ECORRUPT;
+        }
+        return meta_record_check_topic_id(rec->u.tomb.topic_id, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }
@@ -516,6 +522,9 @@ bool meta_record_equal(const struct meta_record *a, const struct meta_record *b)
     case META_RECORD_ACL:
     case META_RECORD_REMOVE_ACL:
         return meta_record_equal_acl(&a->u.acl, &b->u.acl);
+    case META_RECORD_TOPIC_TOMBSTONE:
+        return a->u.tomb.topic_id == b->u.tomb.topic_id &&
+               meta_str_equal(a->u.tomb.name, b->u.tomb.name);
     }
     return false;
 }

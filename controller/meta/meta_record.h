@@ -55,6 +55,7 @@ enum meta_record_type {
     META_RECORD_REMOVE_USER_SCRAM = 12,
     META_RECORD_ACL = 13,
     META_RECORD_REMOVE_ACL = 14,
+    META_RECORD_TOPIC_TOMBSTONE = 15,
 };
 
 /* Borrowed bytes of a string; not NUL-terminated. */
@@ -104,6 +105,15 @@ struct meta_broker_ref {
 struct meta_create_topic {
     int64_t topic_id;     /* the offset of this record when first written */
     struct meta_str name; /* passes names_topic_check */
+};
+
+/* TOPIC_TOMBSTONE: a topic REMOVE_TOPIC took out, as a snapshot keeps it
+ * (only snapshots hold these records): brokers delete a topic's logs only
+ * for an explicit removal, and a broker that missed the REMOVE_TOPIC learns
+ * of it from here. Same fields as CREATE_TOPIC. */
+struct meta_topic_tombstone {
+    int64_t topic_id;     /* the removed topic's id */
+    struct meta_str name; /* and its name (passes names_topic_check) */
 };
 
 struct meta_topic_config {
@@ -184,6 +194,7 @@ struct meta_record {
         struct meta_user_scram user;   /* USER_SCRAM */
         struct meta_user_ref user_ref; /* REMOVE_USER_SCRAM */
         struct meta_acl acl;           /* ACL, REMOVE_ACL */
+        struct meta_topic_tombstone tomb; /* TOPIC_TOMBSTONE */
     } u;
 };
 

@@ -151,6 +151,10 @@ static void meta_codec_put_body(struct weir_buf *b,
     case META_RECORD_REMOVE_ACL:
         meta_codec_put_acl(b, &rec->u.acl);
         break;
+    case META_RECORD_TOPIC_TOMBSTONE:
+        meta_codec_put_i64(b, rec->u.tomb.topic_id);
+        meta_codec_put_str(b, rec->u.tomb.name);
+        break;
     }
 }
 
@@ -362,6 +366,9 @@ meta_codec_get_body(struct weir_cursor *c, bool v1, struct meta_record *rec)
     case META_RECORD_ACL:
     case META_RECORD_REMOVE_ACL:
         return meta_codec_get_acl(c, &rec->u.acl);
+    case META_RECORD_TOPIC_TOMBSTONE:
+        return meta_codec_i64(c, &rec->u.tomb.topic_id) &&
+               meta_codec_str(c, &rec->u.tomb.name);
     }
     return false;
 }

@@ -139,6 +139,13 @@ int meta_snapshot_walk(const struct meta_image *img,
     for (i = 0; rv == 0 && i < img->n_topics; i++) {
         rv = meta_snapshot_walk_topic(&img->topics[i].pub, fn, ctx);
     }
+    for (i = 0; rv == 0 && i < img->n_tombs; i++) {
+        memset(&rec, 0, sizeof(rec));
+        rec.type = META_RECORD_TOPIC_TOMBSTONE;
+        rec.u.tomb.topic_id = img->tombs[i].topic_id;
+        rec.u.tomb.name = meta_snapshot_str(img->tombs[i].name);
+        rv = fn(ctx, &rec);
+    }
     if (rv == 0 && img->next_producer_id > 0) {
         memset(&rec, 0, sizeof(rec));
         rec.type = META_RECORD_PRODUCER_IDS;
@@ -245,6 +252,14 @@ static int meta_snapshot_check_ids(const struct meta_image *img,
     if (img->n_topics > 0 &&
         img->topics[img->n_topics - 1].pub.id >= img->end_offset) {
         return err_set(ed, WEIR_ECORRUPT, "topic id past the snapshot end");
+    }
+    for (i = 0; i < img->n_tombs; i++) {
+        if (img->tombs[i].topic_id >= img->end_offset) {
+            return err_set(ed, WEIR_ECORRUPT,
+                           "tombstone of topic id %lld is past the snapshot "
+                           "end",
+                           (long long)img->tombs[i].topic_id);
+        }
     }
     return 0;
 }

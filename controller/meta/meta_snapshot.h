@@ -27,7 +27,8 @@ typedef int (*meta_snapshot_record_fn)(void *ctx,
 
 /* The records that rebuild img, in an order apply accepts: every broker
  * (REGISTER_BROKER, then UNFENCE_BROKER when unfenced), then every topic
- * (CREATE_TOPIC, its TOPIC_CONFIGs, its PARTITIONs), then PRODUCER_IDS when
+ * (CREATE_TOPIC, its TOPIC_CONFIGs, its PARTITIONs), then a
+ * TOPIC_TOMBSTONE per removed topic remembered, then PRODUCER_IDS when
  * any id was handed out, then a USER_SCRAM per credential and an ACL per
  * rule (in the image's order). Also what a broker too far behind the log is
  * sent instead of the records it missed. */

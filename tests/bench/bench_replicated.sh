@@ -242,6 +242,8 @@ start_weir() { # rep
     mkdir -p "$WD"
     BROKER_PIDS=()
     cport=$(free_port)
+    # a new cluster each repetition: format the controller's empty dir
+    "$CONTROLLER" --format --data-dir "$WD/controller" >"$WD/format.log" 2>&1
     "$CONTROLLER" --listen "127.0.0.1:$cport" --data-dir "$WD/controller" \
         >"$WD/controller.log" 2>&1 &
     CTRL_PID=$!

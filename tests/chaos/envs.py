@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import weirtest  # noqa: E402
 from weirtest import (BROKER_BIN, BUILD, CLI_BIN, CONTROLLER_BIN,  # noqa: E402
+                      controller_format,
                       log, wait_until)
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
@@ -222,6 +223,7 @@ class ProcessEnv(Env):
         raise RuntimeError(f"{key} did not start")
 
     def start_controller(self):
+        controller_format(os.path.join(self.tmp, "controller"))
         self._spawn("controller", [
             CONTROLLER_BIN, "--listen", self.ctl_addr, "--data-dir",
             os.path.join(self.tmp, "controller"),

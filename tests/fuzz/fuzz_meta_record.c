@@ -11,7 +11,10 @@
  * survives a snapshot round trip unchanged.
  * Seeds in corpus/meta_record/ come from the writer at the end of this
  * file (a controller core's metadata log and snapshots, and damaged copies;
- * the *-elr and *-dir seeds hold version 1 records: ELRs, directory ids).
+ * the scenario removes a topic, so snapshots from this writer hold a
+ * TOPIC_TOMBSTONE: seed-snapshot-tombstone*), plus seed-type-tombstone (a
+ * bare TOPIC_TOMBSTONE record, which apply refuses outside a snapshot);
+ * the *-elr and *-dir seeds hold version 1 records: ELRs, directory ids.
  * From the top of the tree, with a build in build/:
  *   cc -std=c11 -D_DEFAULT_SOURCE -I. -DFUZZ_META_RECORD_WRITE_SEEDS \
  *      tests/fuzz/fuzz_meta_record.c \

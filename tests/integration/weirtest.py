@@ -123,15 +123,43 @@ class Broker:
         self.cleanup()
 
 
-class Controller(Broker):
-    """One weir-controller process; same lifecycle helpers as Broker."""
+_format_supported = None
 
-    def __init__(self, data_dir=None, port=None, args=(), env=None):
+
+def controller_format(data_dir):
+    """Create a new cluster in data_dir (`weir-controller --format`) unless
+    it is formatted already or holds metadata. A no-op with a controller
+    built before --format existed (they started on any empty dir)."""
+    global _format_supported
+    if _format_supported is None:
+        out = subprocess.run([CONTROLLER_BIN, "--help"],
+                             capture_output=True).stdout
+        _format_supported = b"--format" in out
+    if not _format_supported or any(
+            os.path.exists(os.path.join(data_dir, f))
+            for f in ("meta.properties", "snapshot")):
+        return
+    logp = os.path.join(data_dir, "metadata.log")
+    if os.path.exists(logp) and os.path.getsize(logp) > 0:
+        return
+    subprocess.run([CONTROLLER_BIN, "--format", "--data-dir", data_dir],
+                   check=True, capture_output=True)
+
+
+class Controller(Broker):
+    """One weir-controller process; same lifecycle helpers as Broker. The
+    first start formats its data dir (a new cluster) unless format=False."""
+
+    def __init__(self, data_dir=None, port=None, args=(), env=None,
+                 format=True):
         super().__init__(data_dir, port, args, env)
+        self.format = format
         self.log_path = os.path.join(os.path.dirname(self.data_dir) or ".",
                                      f"controller-{self.port}.log")
 
     def start(self, timeout=20):
+        if self.format:
+            controller_format(self.data_dir)
         env = dict(os.environ)
         if self.env:
             env.update(self.env)

@@ -12,3 +12,10 @@ weir_unit_test(test_quota
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_quota.c
           ${CMAKE_SOURCE_DIR}/broker/quota.c
   LIBS weir_common)
+
+# A leader cut off from the controller (broker/cluster/cluster_watch.c,
+# pure: times are arguments).
+weir_unit_test(test_cluster_watch
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_cluster_watch.c
+          ${CMAKE_SOURCE_DIR}/broker/cluster/cluster_watch.c
+  LIBS weir_common)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The controller's metadata log on disk (controller/ctl_log.c), in a
- * temporary directory: batches replay whole, a torn or corrupted tail is
- * cut, snapshots plus the log after them rebuild the same image, and a
- * crash between a snapshot and the log rotation is harmless. Batches come
- * from a real ctl_core, so they are the records the controller writes. */
+ * temporary directory: batches replay whole, a torn tail is cut (a short
+ * last batch, a last batch that fails its CRC, zeros), damage in the
+ * middle refuses the open, snapshots plus the log after them rebuild the same
+ * image, and a crash between a snapshot and the log rotation is harmless.
+ * Batches come from a real ctl_core, so they are the records the controller
+ * writes. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -163,27 +165,99 @@ static void test_torn_tail_is_cut(void **state)
     assert_int_equal(ctl_log_end_offset(f->log), 2);
 }
 
-static void test_crc_mismatch_cuts_the_rest(void **state)
+static void lfx_flip(const struct lfx *f, off_t at)
+{
+    uint8_t byte;
+    int fd = open(f->path, O_RDWR);
+
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &byte, 1, at), 1);
+    byte ^= 0x40;
+    assert_int_equal(pwrite(fd, &byte, 1, at), 1);
+    (void)close(fd);
+}
+
+/* A batch that fails its CRC with whole batches after it is damage, not a
+ * crash during the last write: cutting there would drop the later batches
+ * without a word, so open refuses and names the file and the byte. */
+static void test_crc_failure_in_the_middle_refuses_to_start(void **state)
 {
     struct lfx *f = *state;
+    struct meta_image *img = NULL;
     struct ctl_log_stats st;
+    struct err_detail ed;
+    char want[200];
     off_t good;
-    uint8_t byte;
-    int fd;
+    off_t size;
 
     lfx_join(f, 1);
     good = lfx_size(f);
     lfx_join(f, 2);
     lfx_create(f, "orders", 1);
-    fd = open(f->path, O_RDWR);
-    assert_true(fd >= 0);
-    assert_int_equal(pread(fd, &byte, 1, good + 12), 1);
-    byte ^= 0x40;
-    assert_int_equal(pwrite(fd, &byte, 1, good + 12), 1);
-    (void)close(fd);
+    size = lfx_size(f);
+    lfx_flip(f, good + 12);
+    ctl_log_close(f->log);
+    f->log = NULL;
+    err_detail_clear(&ed);
+    assert_int_equal(ctl_log_open(f->dir, &f->log, &img, &st, &ed),
+                     WEIR_ECORRUPT);
+    assert_null(f->log);
+    assert_null(img);
+    (void)snprintf(want, sizeof(want),
+                   "%s: the batch at byte %lld fails its "
+                   "CRC",
+                   f->path, (long long)good);
+    assert_non_null(strstr(ed.msg, want));
+    assert_int_equal(lfx_size(f), size); /* nothing was cut */
+    /* a length that cannot be, with bytes after it: refused the same way */
+    lfx_flip(f, good + 12);
+    lfx_flip(f, good);
+    assert_int_equal(ctl_log_open(f->dir, &f->log, &img, &st, &ed),
+                     WEIR_ECORRUPT);
+    assert_non_null(strstr(ed.msg, "impossible length"));
+    lfx_flip(f, good);
+    assert_int_equal(ctl_log_open(f->dir, &f->log, &img, &st, &ed), 0);
+    assert_true(meta_image_equal(img, ctl_core_image(f->core)));
+    meta_image_free(img);
+}
+
+/* The last batch ends exactly at the end of the file but fails its CRC: a
+ * write torn inside the batch. It is cut. */
+static void test_last_batch_with_bad_crc_is_cut(void **state)
+{
+    struct lfx *f = *state;
+    struct ctl_log_stats st;
+    off_t good;
+
+    lfx_join(f, 1);
+    good = lfx_size(f);
+    lfx_create(f, "orders", 2);
+    lfx_flip(f, lfx_size(f) - 2);
     st = lfx_reopen_equal(f, false);
     assert_int_equal(st.batches, 2);
+    assert_true(st.cut_bytes > 0);
     assert_int_equal(lfx_size(f), good);
+    assert_int_equal(ctl_log_end_offset(f->log), 2);
+}
+
+/* The file grew but the data never reached the disk: zeros after the last
+ * whole batch are a torn tail too. */
+static void test_zero_filled_tail_is_cut(void **state)
+{
+    struct lfx *f = *state;
+    struct ctl_log_stats st;
+    off_t good;
+
+    lfx_join(f, 1);
+    good = lfx_size(f);
+    assert_int_equal(truncate(f->path, good + 4096), 0);
+    st = lfx_reopen_equal(f, true);
+    assert_int_equal(st.cut_bytes, 4096);
+    assert_int_equal(lfx_size(f), good);
+    /* a short frame head at the end is cut as well */
+    assert_int_equal(truncate(f->path, good + 5), 0);
+    st = lfx_reopen_equal(f, true);
+    assert_int_equal(st.cut_bytes, 5);
 }
 
 static void test_snapshot_then_log_equals_full_replay(void **state)
@@ -271,8 +345,13 @@ int main(void)
                                         lfx_teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail_is_cut, lfx_setup,
                                         lfx_teardown),
-        cmocka_unit_test_setup_teardown(test_crc_mismatch_cuts_the_rest,
+        cmocka_unit_test_setup_teardown(
+            test_crc_failure_in_the_middle_refuses_to_start, lfx_setup,
+            lfx_teardown),
+        cmocka_unit_test_setup_teardown(test_last_batch_with_bad_crc_is_cut,
                                         lfx_setup, lfx_teardown),
+        cmocka_unit_test_setup_teardown(test_zero_filled_tail_is_cut, lfx_setup,
+                                        lfx_teardown),
         cmocka_unit_test_setup_teardown(
             test_snapshot_then_log_equals_full_replay, lfx_setup, lfx_teardown),
         cmocka_unit_test_setup_teardown(test_read_respects_max_bytes, lfx_setup,

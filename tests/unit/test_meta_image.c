@@ -318,8 +318,12 @@ static void test_topic_rules(void **state)
     /* leaderships went with the topic */
     assert_int_equal(meta_image_broker(img, 0)->n_led, 0);
     assert_int_equal(meta_image_broker(img, 1)->n_led, 0);
+    /* the removal is remembered, id and name */
+    assert_int_equal(meta_image_tombstone_count(img), 1);
+    assert_string_equal(meta_image_tombstone(img, 6)->name, "t");
     /* the name is free again, under a new id */
     apply_ok(img, r_topic(meta_image_end_offset(img), "t"));
+    assert_non_null(meta_image_tombstone(img, 6));
     meta_image_free(img);
 }
 
@@ -701,6 +705,35 @@ static void test_user_count_is_bounded(void **state)
     meta_image_free(img);
 }
 
+/* Past META_MAX_TOMBSTONES removals the oldest are forgotten. */
+static void test_tombstones_are_bounded(void **state)
+{
+    struct meta_image *img;
+    char name[16];
+    int64_t first_id = -1;
+    int i;
+
+    (void)state;
+    assert_int_equal(meta_image_new(&img), 0);
+    for (i = 0; i < META_MAX_TOMBSTONES + 2; i++) {
+        int64_t id = meta_image_end_offset(img);
+        (void)snprintf(name, sizeof(name), "t%d", i);
+        apply_fast(img, r_topic(id, name));
+        apply_fast(img, r_simple(META_RECORD_REMOVE_TOPIC, id));
+        if (i == 0) {
+            first_id = id;
+        }
+    }
+    assert_int_equal(meta_image_tombstone_count(img), META_MAX_TOMBSTONES);
+    assert_null(meta_image_tombstone(img, first_id));
+    assert_null(meta_image_tombstone(img, first_id + 2));
+    assert_string_equal(meta_image_tombstone_at(img, 0)->name, "t2");
+    (void)snprintf(name, sizeof(name), "t%d", META_MAX_TOMBSTONES + 1);
+    assert_string_equal(
+        meta_image_tombstone_at(img, META_MAX_TOMBSTONES - 1)->name, name);
+    meta_image_free(img);
+}
+
 static void test_free_null_is_noop(void **state)
 {
     (void)state;
@@ -722,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_acl_rules),
         cmocka_unit_test(test_auth_failed_allocation_changes_nothing),
         cmocka_unit_test(test_user_count_is_bounded),
+        cmocka_unit_test(test_tombstones_are_bounded),
         cmocka_unit_test(test_free_null_is_noop),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -173,6 +173,10 @@ static size_t all_records(struct meta_record *out)
     out[n].u.acl.name = STR("");
     out[n].u.acl.op = ACL_ALL;
     out[n++].u.acl.perm = ACL_DENY;
+    memset(&out[n], 0, sizeof(out[n]));
+    out[n].type = META_RECORD_TOPIC_TOMBSTONE;
+    out[n].u.tomb.topic_id = 7;
+    out[n++].u.tomb.name = STR("orders.v2");
     return n;
 }
 
@@ -277,6 +281,27 @@ static void test_layout_is_as_documented(void **state)
     struct weir_buf b;
 
     (void)state;
+    buf_init(&b);
+    encode_ok(&r, &b);
+    assert_int_equal(b.len, sizeof(want));
+    assert_memory_equal(b.data, want, sizeof(want));
+    buf_fini(&b);
+}
+
+static void test_tombstone_layout_is_as_documented(void **state)
+{
+    static const uint8_t want[] = {
+        0x0f, 0x00, 0x00, 0x00, 0x00, 0x0e,             /* type 15, len 14 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x07, /* topic id 7 */
+        0x00, 0x04, 'g',  'o',  'n',  'e'};             /* name */
+    struct meta_record r;
+    struct weir_buf b;
+
+    (void)state;
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_TOPIC_TOMBSTONE;
+    r.u.tomb.topic_id = 7;
+    r.u.tomb.name = STR("gone");
     buf_init(&b);
     encode_ok(&r, &b);
     assert_int_equal(b.len, sizeof(want));
@@ -510,6 +535,14 @@ static void test_topic_field_rules(void **state)
     r.type = META_RECORD_REMOVE_TOPIC;
     r.u.remove_topic_id = -3;
     expect_refused(&r, "remove negative id");
+    memset(&r, 0, sizeof(r));
+    r.type = META_RECORD_TOPIC_TOMBSTONE;
+    r.u.tomb.name = STR("../x");
+    expect_refused(&r, "tombstone name with a path");
+    r.u.tomb.name = STR("gone");
+    assert_int_equal(meta_record_check(&r, NULL), 0);
+    r.u.tomb.topic_id = -1;
+    expect_refused(&r, "tombstone of a negative id");
     r.type = META_RECORD_PRODUCER_IDS;
     r.u.next_producer_id = 0;
     expect_refused(&r, "next producer id 0");
@@ -732,7 +765,9 @@ static void test_type_names(void **state)
     assert_string_equal(meta_record_type_name(META_RECORD_ACL), "ACL");
     assert_string_equal(meta_record_type_name(META_RECORD_REMOVE_ACL),
                         "REMOVE_ACL");
-    assert_string_equal(meta_record_type_name(15), "UNKNOWN");
+    assert_string_equal(meta_record_type_name(META_RECORD_TOPIC_TOMBSTONE),
+                        "TOPIC_TOMBSTONE");
+    assert_string_equal(meta_record_type_name(16), "UNKNOWN");
     assert_string_equal(meta_record_type_name(-1), "UNKNOWN");
 }
 
@@ -777,6 +812,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_type_round_trips),
+        cmocka_unit_test(test_tombstone_layout_is_as_documented),
         cmocka_unit_test(test_stream_of_records_decodes_in_order),
         cmocka_unit_test(test_layout_is_as_documented),
         cmocka_unit_test(test_truncation_anywhere_is_corrupt),

@@ -251,6 +251,7 @@ static void test_walk_lists_the_rebuilding_records(void **state)
     assert_int_equal(seen[META_RECORD_REMOVE_USER_SCRAM], 0);
     assert_int_equal(seen[META_RECORD_ACL], 2);
     assert_int_equal(seen[META_RECORD_REMOVE_ACL], 0);
+    assert_int_equal(seen[META_RECORD_TOPIC_TOMBSTONE], 1); /* "gone" */
     assert_int_equal(meta_snapshot_walk(img, stop_at_third, &calls), 77);
     assert_int_equal(calls, 3);
     meta_image_free(img);
@@ -456,6 +457,93 @@ static void test_encode_and_decode_survive_failed_allocations(void **state)
     meta_image_free(img);
 }
 
+/* A snapshot of `count` records (encoded by the caller after the head)
+ * ending at end_offset, with its CRC. */
+static void finish_snapshot(struct weir_buf *b, uint32_t count, int64_t end)
+{
+    wire_put_u64be(b->data + 5, (uint64_t)end);
+    wire_put_u32be(b->data + 13, count);
+    buf_put_u32be(b, 0);
+    fix_crc(b);
+}
+
+static void start_snapshot(struct weir_buf *b)
+{
+    buf_init(b);
+    buf_put_u32be(b, META_SNAPSHOT_MAGIC);
+    buf_put_u8(b, META_SNAPSHOT_VERSION);
+    buf_put_u64be(b, 0);
+    buf_put_u32be(b, 0);
+}
+
+static void put_tomb(struct weir_buf *b, int64_t id, const char *name)
+{
+    struct meta_record rec;
+
+    memset(&rec, 0, sizeof(rec));
+    rec.type = META_RECORD_TOPIC_TOMBSTONE;
+    rec.u.tomb.topic_id = id;
+    rec.u.tomb.name = STR(name);
+    assert_int_equal(meta_record_encode(&rec, b, NULL), 0);
+}
+
+/* A removed topic is remembered (id and name) through a snapshot, which is
+ * how a broker that missed the REMOVE_TOPIC still learns of the removal;
+ * a tombstone outside a snapshot, twice, of a live topic or past the end
+ * offset is refused. */
+static void test_tombstones_survive_a_snapshot(void **state)
+{
+    struct meta_record recs[40];
+    size_t n = sample_log(recs);
+    struct meta_image *img = replay(recs, n);
+    struct meta_image *back = through_snapshot(img);
+    const struct meta_tombstone *t;
+    struct meta_record rec;
+    struct weir_buf b;
+
+    (void)state;
+    assert_true(meta_image_equal(img, back));
+    assert_int_equal(meta_image_tombstone_count(back), 1);
+    t = meta_image_tombstone(back, 7);
+    assert_non_null(t);
+    assert_string_equal(t->name, "gone");
+    assert_null(meta_image_tombstone(back, 8)); /* live */
+    assert_null(meta_image_tombstone(back, 3)); /* never a topic */
+    memset(&rec, 0, sizeof(rec));
+    rec.type = META_RECORD_TOPIC_TOMBSTONE;
+    rec.u.tomb.topic_id = 2;
+    rec.u.tomb.name = STR("x");
+    assert_int_equal(meta_image_apply(back, &rec, NULL), WEIR_ECORRUPT);
+    meta_image_free(back);
+    meta_image_free(img);
+
+    start_snapshot(&b);
+    put_tomb(&b, 3, "a");
+    put_tomb(&b, 1, "b");
+    finish_snapshot(&b, 2, 4);
+    assert_int_equal(decode_bytes(b.data, b.len), 0);
+    b.len -= 4; /* the CRC goes again: id 3 is not below end offset 3 */
+    finish_snapshot(&b, 2, 3);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    buf_fini(&b);
+    start_snapshot(&b);
+    put_tomb(&b, 1, "a");
+    put_tomb(&b, 1, "a"); /* twice */
+    finish_snapshot(&b, 2, 4);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    buf_fini(&b);
+    start_snapshot(&b);
+    memset(&rec, 0, sizeof(rec));
+    rec.type = META_RECORD_CREATE_TOPIC;
+    rec.u.topic.topic_id = 1;
+    rec.u.topic.name = STR("live");
+    assert_int_equal(meta_record_encode(&rec, &b, NULL), 0);
+    put_tomb(&b, 1, "live"); /* of a live topic */
+    finish_snapshot(&b, 2, 4);
+    assert_int_equal(decode_bytes(b.data, b.len), WEIR_ECORRUPT);
+    buf_fini(&b);
+}
+
 /* Users and rules come back from a snapshot with every field, rules in
  * the same order, and a broker's decision over them is the same. */
 static void test_users_and_acls_survive_a_snapshot(void **state)
@@ -523,6 +611,7 @@ int main(void)
         cmocka_unit_test(test_records_must_apply),
         cmocka_unit_test(test_encode_and_decode_survive_failed_allocations),
         cmocka_unit_test(test_users_and_acls_survive_a_snapshot),
+        cmocka_unit_test(test_tombstones_survive_a_snapshot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
