@@ -49,6 +49,7 @@ static bool producer_is_leader_err(int err)
 {
     switch (err) {
     case WEIR_ENOT_LEADER:
+    case WEIR_ENOT_LEADER_AFTER_APPEND:
     case WEIR_ELEADER_NOT_AVAILABLE:
     case WEIR_EUNKNOWN_TOPIC_OR_PARTITION:
     case WEIR_ENETWORK:
