@@ -63,6 +63,24 @@ static bool producer_is_leader_err(int err)
     }
 }
 
+/* b's delivery timeout ran out while it waited behind an older batch or
+ * for a new stamp: report the reason the partition is stuck, not the
+ * sequence refusal, which is no fault of b's. */
+static void producer_batch_expired(struct weir_producer *p,
+                                   struct accum_batch *b)
+{
+    const struct accum_queue *q = b->q;
+    char msg[400];
+
+    (void)snprintf(msg, sizeof(msg),
+                   "not delivered within %u ms (or %u retries): it waited "
+                   "for an earlier batch of %s/%d%s%s",
+                   p->cfg.delivery_timeout_ms, p->cfg.retries, q->topic,
+                   q->partition, q->last_err != 0 ? ", which failed: " : "",
+                   q->last_err != 0 ? q->last_msg : "");
+    producer_deliver(p, b, WEIR_EREQUEST_TIMED_OUT, msg, -1);
+}
+
 /* A send of b failed: retry after a backoff if the error allows and time
  * remains, else report the failure. */
 static void producer_batch_failed(struct weir_producer *p,
@@ -75,17 +93,37 @@ static void producer_batch_failed(struct weir_producer *p,
     uint32_t shift = b->attempts > 1 ? b->attempts - 1 : 0;
     uint64_t backoff = (uint64_t)p->cfg.retry_backoff_ms
                        << (shift > 16 ? 16 : shift);
+    enum producer_idem_retry seq = PRODUCER_IDEM_RETRY_NONE;
     bool again;
 
     if (backoff > p->cfg.retry_backoff_max_ms) {
         backoff = p->cfg.retry_backoff_max_ms;
     }
-    q->last_err = err;
-    (void)snprintf(q->last_msg, sizeof(q->last_msg), "%.255s", msg);
+    if (b->indef_err == 0 && !weir_err_definite(err)) {
+        b->indef_err = err; /* this attempt may have written it */
+    }
     /* the sequence bookkeeping comes first: UNKNOWN_PRODUCER_ID is
      * retriable, but only after the stamp is replaced */
-    again = (p->idem_on && producer_idem_resequence(&p->idem, b, err)) ||
-            weir_err_retriable(err);
+    if (p->idem_on) {
+        seq = producer_idem_resequence(&p->idem, b, err);
+    }
+    if (seq == PRODUCER_IDEM_RETRY_BEHIND) {
+        /* no attempt of b's own: it goes again, without a backoff, once
+         * it is the oldest batch of the partition; q->last_err keeps the
+         * older batch's error, the reason the partition waits */
+        b->attempts = b->attempts > 0 ? b->attempts - 1 : 0;
+        if (now >= b->deadline_ms) {
+            producer_batch_expired(p, b);
+        } else {
+            accum_requeue(q, b, now);
+        }
+        return;
+    }
+    if (seq == PRODUCER_IDEM_RETRY_NONE) {
+        q->last_err = err;
+        (void)snprintf(q->last_msg, sizeof(q->last_msg), "%.255s", msg);
+    }
+    again = seq != PRODUCER_IDEM_RETRY_NONE || weir_err_retriable(err);
     if (p->cfg.acks != 0 && again && b->attempts <= p->cfg.retries &&
         now + backoff < b->deadline_ms) {
         /* a stamped batch goes again on its own: its retry is then all
@@ -98,6 +136,10 @@ static void producer_batch_failed(struct weir_producer *p,
             }
             metadata_refresh_async(p->c->md);
         }
+        return;
+    }
+    if (seq != PRODUCER_IDEM_RETRY_NONE) {
+        producer_batch_expired(p, b); /* b itself was never at fault */
         return;
     }
     producer_deliver(p, b, err, msg, -1);
