@@ -279,9 +279,11 @@ static void producer_on_reply(void *arg, struct conn_reply *r)
         }
     } else if (r->resp->body_case != WEIR__RESPONSE__BODY_PRODUCE) {
         for (i = 0; i < pr->n; i++) {
-            producer_deliver(p, pr->batches[i], WEIR_EMALFORMED,
+            /* the request reached the broker: it may have been written */
+            producer_deliver(p, pr->batches[i], WEIR_EUNKNOWN,
                              "broker answered a produce request with another "
-                             "call's response",
+                             "call's response: the records may have been "
+                             "written",
                              -1);
         }
     } else {
