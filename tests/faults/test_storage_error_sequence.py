@@ -46,11 +46,22 @@ class TmpfsCluster(weirtest.Cluster):
     def __init__(self):
         super().__init__(prefix="weir-fault-full-")
         self.mounts = []
-        for b in self.brokers.values():
-            os.makedirs(b.data_dir)
-            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m",
-                            "weir-fault-full", b.data_dir], check=True)
-            self.mounts.append(b.data_dir)
+        try:
+            for b in self.brokers.values():
+                os.makedirs(b.data_dir)
+                subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m",
+                                "weir-fault-full", b.data_dir], check=True)
+                self.mounts.append(b.data_dir)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+
+    def __enter__(self):
+        try:
+            return super().__enter__()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
 
     def __exit__(self, *exc):
         for b in self.brokers.values():
