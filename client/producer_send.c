@@ -63,6 +63,22 @@ static bool producer_is_leader_err(int err)
     }
 }
 
+/* The code for b, out of time (or retries) while its partition could not
+ * take it: the real reason when it is known and b was certainly not
+ * written - the partition's last refusal, if that is a passing state
+ * (retriable) that means "not written" (definite), as NOT_ENOUGH_REPLICAS
+ * or NOT_LEADER - else REQUEST_TIMED_OUT. */
+static int producer_expiry_code(const struct accum_batch *b)
+{
+    int last = b->q->last_err;
+
+    if (b->indef_err == 0 && last != 0 && weir_err_retriable(last) &&
+        weir_err_definite(last)) {
+        return last;
+    }
+    return WEIR_EREQUEST_TIMED_OUT;
+}
+
 /* b's delivery timeout ran out while it waited behind an older batch or
  * for a new stamp: report the reason the partition is stuck, not the
  * sequence refusal, which is no fault of b's. */
@@ -78,7 +94,7 @@ static void producer_batch_expired(struct weir_producer *p,
                    p->cfg.delivery_timeout_ms, p->cfg.retries, q->topic,
                    q->partition, q->last_err != 0 ? ", which failed: " : "",
                    q->last_err != 0 ? q->last_msg : "");
-    producer_deliver(p, b, WEIR_EREQUEST_TIMED_OUT, msg, -1);
+    producer_deliver(p, b, producer_expiry_code(b), msg, -1);
 }
 
 /* A send of b failed: retry after a backoff if the error allows and time
@@ -662,7 +678,7 @@ producer_expire(struct weir_producer *p, struct accum_queue *q, uint64_t now)
         (void)snprintf(msg, sizeof(msg), "not delivered within %u ms%s%s",
                        p->cfg.delivery_timeout_ms, q->last_err != 0 ? ": " : "",
                        q->last_err != 0 ? q->last_msg : "");
-        producer_deliver(p, b, WEIR_EREQUEST_TIMED_OUT, msg, -1);
+        producer_deliver(p, b, producer_expiry_code(b), msg, -1);
     }
 }
 
