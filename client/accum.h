@@ -41,8 +41,12 @@ struct accum_batch {
     uint64_t deadline_ms; /* created_ms + delivery timeout */
     uint64_t retry_at_ms; /* not before this; 0 = first attempt */
     uint32_t attempts;    /* sends so far */
-    bool solo;            /* send with no other batch of its partition */
-    size_t est_bytes;     /* sum of accum_record_bytes, for buffering */
+    /* The first attempt that ended without a definite answer (timeout,
+     * lost connection, an error after the append): the records may be in
+     * the log. 0 = every attempt so far was certainly refused. */
+    int indef_err;
+    bool solo;        /* send with no other batch of its partition */
+    size_t est_bytes; /* sum of accum_record_bytes, for buffering */
     struct producer_idem_stamp stamp; /* idempotence: kept for retries */
     bool inflight;                    /* inside a request now */
     int32_t sent_leader;              /* broker id of the last send */

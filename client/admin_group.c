@@ -72,6 +72,7 @@ static bool admin_group_retry(int err)
 {
     return err == WEIR_ECOORDINATOR_NOT_AVAILABLE ||
            err == WEIR_ENOT_COORDINATOR ||
+           err == WEIR_ENOT_COORDINATOR_AFTER_APPEND ||
            err == WEIR_ECOORDINATOR_LOAD_IN_PROGRESS ||
            call_is_transport_err(err);
 }

@@ -41,6 +41,7 @@ bool cgrp_is_fencing_err(int err)
 bool cgrp_is_coordinator_err(int err)
 {
     return err == WEIR_ENOT_COORDINATOR ||
+           err == WEIR_ENOT_COORDINATOR_AFTER_APPEND ||
            err == WEIR_ECOORDINATOR_NOT_AVAILABLE ||
            err == WEIR_ECOORDINATOR_LOAD_IN_PROGRESS || err == WEIR_ENETWORK ||
            err == WEIR_EREQUEST_TIMED_OUT || err == WEIR_ESHUTTING_DOWN;

@@ -100,8 +100,22 @@ void producer_deliver(struct weir_producer *p,
                       int64_t base_offset)
 {
     struct weir_delivery d;
+    char buf[600];
     int32_t i;
 
+    if (err != 0 && p->idem_on) {
+        producer_idem_failed(b, b->indef_err == 0);
+    }
+    if (err != 0 && b->indef_err != 0 && weir_err_definite(err)) {
+        /* this attempt was refused, but an earlier one may have written
+         * the records: a definite code would be a false "not written" */
+        (void)snprintf(buf, sizeof(buf),
+                       "%.300s (%s); an earlier attempt ended with %s, so "
+                       "the records may have been written",
+                       msg, weir_err_name(err), weir_err_name(b->indef_err));
+        err = b->indef_err;
+        msg = buf;
+    }
     d.topic = b->q->topic;
     d.partition = b->q->partition;
     d.error_code = err;
@@ -153,8 +167,11 @@ void weir_producer_free(struct weir_producer *p)
     while ((pr = p->inflight) != NULL) {
         p->inflight = pr->next;
         for (i = 0; i < pr->n; i++) {
-            producer_deliver(p, pr->batches[i], WEIR_ESHUTTING_DOWN,
-                             "producer closed before delivery", -1);
+            /* sent and unanswered: they may have been written */
+            producer_deliver(p, pr->batches[i], WEIR_EREQUEST_TIMED_OUT,
+                             "producer closed while the request was in "
+                             "flight: the records may have been written",
+                             -1);
         }
         pr->n = 0;
         pr->p = NULL;

@@ -92,7 +92,11 @@ bool producer_idem_can_send(struct producer_idem *pi, struct accum_queue *q)
         return false;
     }
     if (q->head->stamp.set) {
-        return true; /* a retry: already in the window */
+        /* a retry: already in the window. Sent alone and only as the
+         * oldest unresolved batch, so a batch behind one that failed
+         * is not refused again and again for the gap before it. */
+        return pp->n_inflight == 0 && pp->n_window > 0 &&
+               pp->window[0].base_sequence == q->head->stamp.base_sequence;
     }
     if (pp->n_window == PRODUCER_IDEM_WINDOW) {
         return false;
@@ -157,34 +161,52 @@ static bool producer_idem_current(const struct accum_batch *b)
            b->stamp.epoch == pp->epoch;
 }
 
-bool producer_idem_resequence(struct producer_idem *pi,
-                              struct accum_batch *b,
-                              int err)
+/* b is the oldest unresolved batch with its partition's stamp. */
+static bool producer_idem_is_oldest(const struct accum_batch *b)
+{
+    const struct producer_idem_part *pp = &b->q->idem;
+
+    return producer_idem_current(b) && pp->n_window > 0 &&
+           pp->window[0].base_sequence == b->stamp.base_sequence;
+}
+
+enum producer_idem_retry producer_idem_resequence(struct producer_idem *pi,
+                                                  struct accum_batch *b,
+                                                  int err)
 {
     struct producer_idem_part *pp = &b->q->idem;
     bool current = producer_idem_current(b);
 
     if (!b->stamp.set) {
-        return false;
+        return PRODUCER_IDEM_RETRY_NONE;
     }
     switch (err) {
     case WEIR_EOUT_OF_ORDER_SEQUENCE:
     case WEIR_EUNKNOWN_PRODUCER_ID:
         /* for a batch behind an unresolved one this may only mean that
          * one has not arrived yet: send it again after it */
-        if (current && pp->n_window > 0 &&
-            pp->window[0].base_sequence == b->stamp.base_sequence) {
+        if (producer_idem_is_oldest(b)) {
             pp->dead = true;
         }
-        return true;
+        return current && !pp->dead ? PRODUCER_IDEM_RETRY_BEHIND
+                                    : PRODUCER_IDEM_RETRY_RESTAMP;
     case WEIR_EINVALID_PRODUCER_EPOCH:
         pp->dead = pp->dead || current;
         if (b->stamp.producer_id == pi->producer_id) {
             pi->need_new_id = true;
         }
-        return true;
+        return PRODUCER_IDEM_RETRY_RESTAMP;
     default:
-        return false;
+        return PRODUCER_IDEM_RETRY_NONE;
+    }
+}
+
+void producer_idem_failed(struct accum_batch *b, bool unwritten)
+{
+    /* sequences are accepted in order only: with the oldest unresolved
+     * batch not written, nothing stamped after it is */
+    if (unwritten && producer_idem_is_oldest(b)) {
+        b->q->idem.dead = true;
     }
 }
 

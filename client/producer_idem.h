@@ -17,7 +17,16 @@
  * which the broker accepts as a fresh start. As Kafka's idempotent
  * producer (KIP-360) does with its local epoch bump, this retries instead
  * of failing the records; a batch is only restamped once it is known not
- * to be written, so no record is written twice.
+ * to be written, so no record is written twice. The same happens at once
+ * when the oldest unresolved batch fails for good without any attempt of
+ * it having possibly been written (producer_idem_failed).
+ *
+ * The bump is local, as Kafka's non-transactional producer does it: the
+ * broker keeps producer state per partition and accepts a newer epoch
+ * from sequence 0 and fences older ones (INVALID_PRODUCER_EPOCH); an id
+ * belongs to one producer, so no other client can hold that epoch, and an
+ * InitProducerId round trip (which Kafka needs for transactional ids,
+ * shared between instances) would add nothing but a wait.
  * Pure: no clock, no network. Locality: the producer's thread. */
 #ifndef CLIENT_PRODUCER_IDEM_H
 #define CLIENT_PRODUCER_IDEM_H
@@ -70,7 +79,9 @@ void producer_idem_init(struct producer_idem *pi);
 
 /* Whether the head batch of q may be sent now: the partition's stamp is
  * alive (a dead one is replaced here once nothing is in flight), and the
- * head already has its stamp or the window has room for it. */
+ * head is a retry that is the oldest unresolved batch with nothing of the
+ * partition in flight (retries go one at a time, in order, as Kafka's
+ * producer sends them), or it is new and the window has room for it. */
 bool producer_idem_can_send(struct producer_idem *pi, struct accum_queue *q);
 
 /* Stamp a batch just popped from q (if it has no stamp) and re-encode its
@@ -83,12 +94,34 @@ int producer_idem_stamp(struct producer_idem *pi,
 void producer_idem_sent(struct accum_batch *b);
 void producer_idem_returned(struct accum_batch *b);
 
-/* The broker refused b for its stamp (err). True when b should be sent
- * again (it was not written): OUT_OF_ORDER_SEQUENCE, UNKNOWN_PRODUCER_ID,
- * INVALID_PRODUCER_EPOCH - marking the stamp dead when b proves it so. */
-bool producer_idem_resequence(struct producer_idem *pi,
-                              struct accum_batch *b,
-                              int err);
+/* What a refusal of b for its stamp means (producer_idem_resequence). */
+enum producer_idem_retry {
+    PRODUCER_IDEM_RETRY_NONE = 0, /* not a sequence refusal: err decides */
+    /* refused while an older batch of the partition is unresolved: not
+     * b's own failure (the broker has not seen the older one yet, or it
+     * failed). b goes again once it is the oldest; the attempt does not
+     * count against the retries. */
+    PRODUCER_IDEM_RETRY_BEHIND,
+    /* the stamp is dead (b proves it, or it was already): b, not written,
+     * goes again under the next stamp */
+    PRODUCER_IDEM_RETRY_RESTAMP,
+};
+
+/* The broker refused b (err): OUT_OF_ORDER_SEQUENCE or
+ * UNKNOWN_PRODUCER_ID for the oldest unresolved batch, or
+ * INVALID_PRODUCER_EPOCH, mark the stamp dead. */
+enum producer_idem_retry producer_idem_resequence(struct producer_idem *pi,
+                                                  struct accum_batch *b,
+                                                  int err);
+
+/* b fails for good. When b is the oldest unresolved batch with the
+ * partition's stamp and certainly not written (`unwritten`: no attempt
+ * of it ended without a definite answer), no later batch with that stamp
+ * can be written either: the stamp is marked dead at once, and the
+ * batches behind b start over under the next epoch (Kafka's epoch bump
+ * after a failed batch, KIP-360) without a round trip to learn it. Call
+ * before producer_idem_resolved. */
+void producer_idem_failed(struct accum_batch *b, bool unwritten);
 
 /* b is reported to the application (written or failed for good). */
 void producer_idem_resolved(struct accum_batch *b);

@@ -49,6 +49,7 @@ static bool producer_is_leader_err(int err)
 {
     switch (err) {
     case WEIR_ENOT_LEADER:
+    case WEIR_ENOT_LEADER_AFTER_APPEND:
     case WEIR_ELEADER_NOT_AVAILABLE:
     case WEIR_EUNKNOWN_TOPIC_OR_PARTITION:
     case WEIR_ENETWORK:
@@ -60,6 +61,40 @@ static bool producer_is_leader_err(int err)
     default:
         return false;
     }
+}
+
+/* The code for b, out of time (or retries) while its partition could not
+ * take it: the real reason when it is known and b was certainly not
+ * written - the partition's last refusal, if that is a passing state
+ * (retriable) that means "not written" (definite), as NOT_ENOUGH_REPLICAS
+ * or NOT_LEADER - else REQUEST_TIMED_OUT. */
+static int producer_expiry_code(const struct accum_batch *b)
+{
+    int last = b->q->last_err;
+
+    if (b->indef_err == 0 && last != 0 && weir_err_retriable(last) &&
+        weir_err_definite(last)) {
+        return last;
+    }
+    return WEIR_EREQUEST_TIMED_OUT;
+}
+
+/* b's delivery timeout ran out while it waited behind an older batch or
+ * for a new stamp: report the reason the partition is stuck, not the
+ * sequence refusal, which is no fault of b's. */
+static void producer_batch_expired(struct weir_producer *p,
+                                   struct accum_batch *b)
+{
+    const struct accum_queue *q = b->q;
+    char msg[400];
+
+    (void)snprintf(msg, sizeof(msg),
+                   "not delivered within %u ms (or %u retries): it waited "
+                   "for an earlier batch of %s/%d%s%s",
+                   p->cfg.delivery_timeout_ms, p->cfg.retries, q->topic,
+                   q->partition, q->last_err != 0 ? ", which failed: " : "",
+                   q->last_err != 0 ? q->last_msg : "");
+    producer_deliver(p, b, producer_expiry_code(b), msg, -1);
 }
 
 /* A send of b failed: retry after a backoff if the error allows and time
@@ -74,17 +109,37 @@ static void producer_batch_failed(struct weir_producer *p,
     uint32_t shift = b->attempts > 1 ? b->attempts - 1 : 0;
     uint64_t backoff = (uint64_t)p->cfg.retry_backoff_ms
                        << (shift > 16 ? 16 : shift);
+    enum producer_idem_retry seq = PRODUCER_IDEM_RETRY_NONE;
     bool again;
 
     if (backoff > p->cfg.retry_backoff_max_ms) {
         backoff = p->cfg.retry_backoff_max_ms;
     }
-    q->last_err = err;
-    (void)snprintf(q->last_msg, sizeof(q->last_msg), "%.255s", msg);
+    if (b->indef_err == 0 && !weir_err_definite(err)) {
+        b->indef_err = err; /* this attempt may have written it */
+    }
     /* the sequence bookkeeping comes first: UNKNOWN_PRODUCER_ID is
      * retriable, but only after the stamp is replaced */
-    again = (p->idem_on && producer_idem_resequence(&p->idem, b, err)) ||
-            weir_err_retriable(err);
+    if (p->idem_on) {
+        seq = producer_idem_resequence(&p->idem, b, err);
+    }
+    if (seq == PRODUCER_IDEM_RETRY_BEHIND) {
+        /* no attempt of b's own: it goes again, without a backoff, once
+         * it is the oldest batch of the partition; q->last_err keeps the
+         * older batch's error, the reason the partition waits */
+        b->attempts = b->attempts > 0 ? b->attempts - 1 : 0;
+        if (now >= b->deadline_ms) {
+            producer_batch_expired(p, b);
+        } else {
+            accum_requeue(q, b, now);
+        }
+        return;
+    }
+    if (seq == PRODUCER_IDEM_RETRY_NONE) {
+        q->last_err = err;
+        (void)snprintf(q->last_msg, sizeof(q->last_msg), "%.255s", msg);
+    }
+    again = seq != PRODUCER_IDEM_RETRY_NONE || weir_err_retriable(err);
     if (p->cfg.acks != 0 && again && b->attempts <= p->cfg.retries &&
         now + backoff < b->deadline_ms) {
         /* a stamped batch goes again on its own: its retry is then all
@@ -97,6 +152,10 @@ static void producer_batch_failed(struct weir_producer *p,
             }
             metadata_refresh_async(p->c->md);
         }
+        return;
+    }
+    if (seq != PRODUCER_IDEM_RETRY_NONE) {
+        producer_batch_expired(p, b); /* b itself was never at fault */
         return;
     }
     producer_deliver(p, b, err, msg, -1);
@@ -236,9 +295,11 @@ static void producer_on_reply(void *arg, struct conn_reply *r)
         }
     } else if (r->resp->body_case != WEIR__RESPONSE__BODY_PRODUCE) {
         for (i = 0; i < pr->n; i++) {
-            producer_deliver(p, pr->batches[i], WEIR_EMALFORMED,
+            /* the request reached the broker: it may have been written */
+            producer_deliver(p, pr->batches[i], WEIR_EUNKNOWN,
                              "broker answered a produce request with another "
-                             "call's response",
+                             "call's response: the records may have been "
+                             "written",
                              -1);
         }
     } else {
@@ -617,7 +678,7 @@ producer_expire(struct weir_producer *p, struct accum_queue *q, uint64_t now)
         (void)snprintf(msg, sizeof(msg), "not delivered within %u ms%s%s",
                        p->cfg.delivery_timeout_ms, q->last_err != 0 ? ": " : "",
                        q->last_err != 0 ? q->last_msg : "");
-        producer_deliver(p, b, WEIR_EREQUEST_TIMED_OUT, msg, -1);
+        producer_deliver(p, b, producer_expiry_code(b), msg, -1);
     }
 }
 

@@ -14,7 +14,10 @@ struct weir_delivery {
     const char *topic; /* borrowed for the callback */
     int32_t partition;
     int64_t offset;        /* -1 with acks=0 or on error */
-    int error_code;        /* 0 = written */
+    int error_code;        /* 0 = written; else weir_err_definite() of it
+                              is true only if the record is certainly not
+                              in the log (no attempt of it can have been
+                              written; see weir_producer_config_init) */
     const char *error_msg; /* "" when error_code == 0 */
     void *opaque;          /* as given to weir_produce */
 };
@@ -51,7 +54,19 @@ struct weir_producer_config {
  * partition; a retry of a batch the broker already wrote is answered with
  * the original offsets, so each record is written and reported once, in
  * order, even across lost replies and broker restarts. It needs acks 1 or
- * all and is off with acks 0. */
+ * all and is off with acks 0. A batch refused for a gap in the sequence
+ * while an older batch of its partition is unresolved waits for that one
+ * (retries go one at a time, in order) and never fails for it: if its
+ * delivery timeout runs out, it is reported WEIR_EREQUEST_TIMED_OUT with
+ * the older batch's error in the message. When the oldest batch fails for
+ * good, the partition starts over under the next producer epoch, so later
+ * batches are written (KIP-360).
+ * Honest outcomes: a failure is reported with a definite code only when
+ * no attempt of the record can have been written; when an earlier attempt
+ * ended without a definite answer (a timeout, a lost connection, an
+ * answer after the append) and a later one is refused, the record is
+ * reported with that earlier, indefinite code, and the message names
+ * both. */
 void weir_producer_config_init(struct weir_producer_config *cfg);
 
 /* Errors: WEIR_EINVALID_ARGUMENT (bad config), WEIR_ENOMEM. */
@@ -59,7 +74,9 @@ WEIR_MUST_CHECK int weir_producer_new(struct weir_client *c,
                                       const struct weir_producer_config *cfg,
                                       struct weir_producer **out,
                                       struct err_detail *ed);
-/* Records not yet reported are reported with WEIR_ESHUTTING_DOWN. Call
+/* Records not yet reported are reported: queued ones with
+ * WEIR_ESHUTTING_DOWN, ones in a request still unanswered with
+ * WEIR_EREQUEST_TIMED_OUT (they may have been written). Call
  * weir_producer_flush first to deliver them. NULL is a no-op. */
 void weir_producer_free(struct weir_producer *p);
 

@@ -2,7 +2,9 @@
 /* One error table for broker, controller, client and wire. The numeric
  * value of each enum member is its wire code, so no mapping is needed.
  * definite = the request was certainly not applied; an indefinite error
- * (timeout, lost connection) means it may have been. */
+ * (timeout, lost connection, any failure after the broker began to write)
+ * means it may have been. Every answer given after an append began must
+ * use an indefinite code (the *_AFTER_APPEND codes exist for that). */
 #ifndef COMMON_ERR_H
 #define COMMON_ERR_H
 
@@ -39,7 +41,8 @@
     X(NOT_ENOUGH_REPLICAS, 20, true, true, "not enough in-sync replicas")      \
     X(REQUEST_TIMED_OUT, 21, true, false, "request timed out")                 \
     X(NETWORK, 22, true, false, "connection lost or refused")                  \
-    X(STORAGE, 23, true, true, "storage error on the broker")                  \
+    X(STORAGE, 23, true, false,                                                \
+      "storage error on the broker (part of the write may be on disk)")        \
     X(UNSUPPORTED_COMPRESSION, 24, false, true,                                \
       "unsupported compression codec")                                         \
     X(INVALID_ARGUMENT, 25, false, true, "invalid argument")                   \
@@ -93,7 +96,17 @@
     X(CLUSTER_AUTHORIZATION_FAILED, 55, false, true,                           \
       "not authorized for this cluster operation")                             \
     X(INCONSISTENT_CLUSTER_ID, 56, false, true,                                \
-      "the data directory belongs to another cluster")
+      "the data directory belongs to another cluster")                         \
+    X(NOT_ENOUGH_REPLICAS_AFTER_APPEND, 70, true, false,                       \
+      "written to the leader's log, but the in-sync replicas fell below "      \
+      "min.insync.replicas before it was replicated: it may or may not "       \
+      "survive")                                                               \
+    X(NOT_LEADER_AFTER_APPEND, 71, true, false,                                \
+      "written to the leader's log, then the leadership moved before it was "  \
+      "known to be replicated: it may or may not survive")                     \
+    X(NOT_COORDINATOR_AFTER_APPEND, 72, true, false,                           \
+      "the commit was written to the offsets log, then the coordinator moved " \
+      "before it was replicated: it may or may not take effect")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

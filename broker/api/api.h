@@ -40,7 +40,10 @@ void api_producer_id_shutdown(struct broker *b);
 /* Produce requests waiting for group commit: complete those now durable
  * (or fail them with `code` when a flush failed, code != 0). */
 void api_produce_complete_waits(struct broker *b);
-/* A flush of `log` failed: answer every wait on it with `code`. */
+/* A flush of `log` failed or its leadership was lost: answer every wait
+ * on it. The waits were appended, so a definite `code` is answered with
+ * its indefinite *_AFTER_APPEND form (NOT_LEADER becomes
+ * NOT_LEADER_AFTER_APPEND; see produce_error_code in produce.c). */
 void api_produce_fail_log(struct broker *b,
                           const struct plog *log,
                           int code,

@@ -19,6 +19,9 @@
 #include "common/rpc.h"
 #include "common/trace.h"
 
+/* acks=all waits: how often the in-sync replicas are checked */
+#define PRODUCE_CHECK_MS 100
+
 /* One produce request waiting for fsync. */
 struct produce_wait {
     struct srv_req *req;
@@ -31,9 +34,9 @@ struct produce_wait {
     char **msgs;        /* error text per partition, NULL = none (owned) */
     size_t n;
     size_t pending;
-    uint64_t deadline_ms;
+    uint64_t deadline_ms; /* acks=all: timeout_ms from the append, 0 none */
     struct broker *b;
-    struct event *timer;  /* acks=all waits: the request's timeout_ms */
+    struct event *timer;  /* acks=all waits: checks and the deadline */
     uint32_t throttle_ms; /* the client's produce quota */
     struct produce_wait *next;
 };
@@ -51,6 +54,37 @@ static void WEIR_PRINTF(3, 4)
     va_end(ap);
     mem_free(w->msgs[i]);
     w->msgs[i] = mem_strdup(buf);
+}
+
+/* How far a failed write got: the code of its answer depends on it. */
+enum produce_stage {
+    PRODUCE_STAGE_APPENDING, /* plog_append failed */
+    PRODUCE_STAGE_WAITING,   /* appended; waiting for the HW or an fsync */
+};
+
+/* The one place where produce's error codes are chosen (docs/protocol.md,
+ * "Honest verdicts"). A refusal before the append keeps its own code, a
+ * definite one: nothing was written. Once the append began, the records
+ * may be on disk and on followers, and may survive a failover, so the
+ * answer must be indefinite: a definite cause is turned into the matching
+ * *_AFTER_APPEND code. plog_append refuses before writing with definite
+ * codes (validation, out of memory) and reports a failure after it began
+ * writing as STORAGE or IO, which are indefinite already. */
+static int produce_error_code(enum produce_stage stage, int cause)
+{
+    if (stage == PRODUCE_STAGE_APPENDING || !weir_err_definite(cause)) {
+        return cause;
+    }
+    switch (cause) {
+    case WEIR_ENOT_LEADER:
+    case WEIR_EFENCED_LEADER_EPOCH:
+    case WEIR_EUNKNOWN_TOPIC_OR_PARTITION:
+        return WEIR_ENOT_LEADER_AFTER_APPEND;
+    case WEIR_ENOT_ENOUGH_REPLICAS:
+        return WEIR_ENOT_ENOUGH_REPLICAS_AFTER_APPEND;
+    default:
+        return WEIR_EIO; /* in the log, maybe beyond: nothing else known */
+    }
 }
 
 static void produce_wait_free(struct produce_wait *w)
@@ -287,6 +321,7 @@ static int produce_one(struct broker *b,
     }
     idem_io_payload_fini(&ip);
     if (rv != 0) {
+        rv = produce_error_code(PRODUCE_STAGE_APPENDING, rv);
         produce_msgf(w, i, "%s", ed.msg);
         trace_warn("api",
                    "event=produce_refused topic=%s partition=%d "
@@ -320,27 +355,83 @@ static int produce_one(struct broker *b,
     return 0;
 }
 
-/* The request's timeout passed: partitions still waiting for the high
- * watermark get REQUEST_TIMED_OUT (they may still be committed later). */
-static void produce_timeout_cb(evutil_socket_t fd, short what, void *arg)
+/* Partition i, appended and waiting, will not be acknowledged: answer it
+ * with the (indefinite) code of a failure after the append. */
+static void produce_wait_fail(struct produce_wait *w, size_t i, int code)
+{
+    const Weir__ProducePartition *pp = w->r->produce->partitions[i];
+    long long first = (long long)w->res[i].base_offset;
+    long long last = (long long)w->need[i] - 1;
+
+    w->logs[i] = NULL;
+    w->pending--;
+    w->res[i].error_code = produce_error_code(PRODUCE_STAGE_WAITING, code);
+    w->res[i].base_offset = -1;
+    if (w->res[i].error_code == WEIR_ENOT_ENOUGH_REPLICAS_AFTER_APPEND) {
+        produce_msgf(w, i,
+                     "written to %s/%d at offsets %lld..%lld, but its "
+                     "in-sync replicas fell below min.insync.replicas "
+                     "before they had it: not acknowledged, it may or may "
+                     "not survive",
+                     pp->topic, pp->partition, first, last);
+    } else {
+        produce_msgf(w, i,
+                     "written to %s/%d at offsets %lld..%lld, but not "
+                     "replicated to the in-sync replicas in %u ms: it may "
+                     "or may not survive",
+                     pp->topic, pp->partition, first, last,
+                     (unsigned)w->r->produce->timeout_ms);
+    }
+}
+
+/* Answer the partitions of w whose in-sync replicas are below
+ * min.insync.replicas now (the high watermark cannot reach them while
+ * that lasts), and, once w's timeout_ms has passed, every partition still
+ * waiting. True when nothing is left to wait for. */
+static bool produce_wait_check(struct produce_wait *w, uint64_t now_ms)
+{
+    const Weir__ProducePartition *pp;
+    bool replicated;
+    size_t i;
+
+    for (i = 0; i < w->n; i++) {
+        if (w->logs[i] == NULL || !w->repl[i]) {
+            continue;
+        }
+        pp = w->r->produce->partitions[i];
+        if (repl_io_acks_all(w->b->repl, pp->topic, pp->partition,
+                             &replicated) != 0) {
+            produce_wait_fail(w, i, WEIR_ENOT_ENOUGH_REPLICAS);
+        } else if (w->deadline_ms != 0 && now_ms >= w->deadline_ms) {
+            produce_wait_fail(w, i, WEIR_EREQUEST_TIMED_OUT);
+        }
+    }
+    return w->pending == 0;
+}
+
+static void produce_arm(struct produce_wait *w, uint64_t now_ms)
+{
+    uint64_t ms = PRODUCE_CHECK_MS;
+    struct timeval tv;
+
+    if (w->deadline_ms > now_ms && w->deadline_ms - now_ms < ms) {
+        ms = w->deadline_ms - now_ms;
+    }
+    tv.tv_sec = (time_t)(ms / 1000);
+    tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
+    (void)evtimer_add(w->timer, &tv);
+}
+
+static void produce_check_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct produce_wait *w = arg;
     struct produce_wait **pw;
-    size_t i;
+    uint64_t now = clock_now_ms(w->b->clock);
 
     (void)fd;
     (void)what;
-    for (i = 0; i < w->n; i++) {
-        if (w->logs[i] != NULL && w->repl[i]) {
-            w->logs[i] = NULL;
-            w->pending--;
-            w->res[i].error_code = WEIR_EREQUEST_TIMED_OUT;
-            produce_msgf(w, i,
-                         "not replicated to the in-sync replicas in %u ms",
-                         (unsigned)w->r->produce->timeout_ms);
-        }
-    }
-    if (w->pending != 0) {
+    if (!produce_wait_check(w, now)) {
+        produce_arm(w, now);
         return;
     }
     for (pw = &w->b->produce_waits; *pw != NULL; pw = &(*pw)->next) {
@@ -352,28 +443,30 @@ static void produce_timeout_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-/* Bound an acks=all wait by the request's timeout_ms (0: unbounded). */
-static void produce_arm_timeout(struct broker *b, struct produce_wait *w)
+/* acks=all waits are checked every PRODUCE_CHECK_MS (the in-sync replicas
+ * may fall below min.insync.replicas) and bounded by the request's
+ * timeout_ms (0: unbounded). */
+static void produce_arm_checks(struct broker *b, struct produce_wait *w)
 {
-    struct timeval tv;
     uint32_t ms = w->r->produce->timeout_ms;
+    uint64_t now;
     size_t i;
     bool repl = false;
 
     for (i = 0; i < w->n; i++) {
         repl = repl || (w->logs[i] != NULL && w->repl[i]);
     }
-    if (!repl || ms == 0 || b->base == NULL) {
+    if (!repl || b->base == NULL) {
         return;
     }
     w->b = b;
-    w->timer = evtimer_new(b->base, produce_timeout_cb, w);
+    w->timer = evtimer_new(b->base, produce_check_cb, w);
     if (w->timer == NULL) {
-        return; /* unbounded, as before */
+        return; /* unbounded, answered by the high watermark alone */
     }
-    tv.tv_sec = (time_t)(ms / 1000);
-    tv.tv_usec = (suseconds_t)((ms % 1000) * 1000);
-    (void)evtimer_add(w->timer, &tv);
+    now = clock_now_ms(b->clock);
+    w->deadline_ms = ms != 0 ? now + ms : 0;
+    produce_arm(w, now);
 }
 
 void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r)
@@ -419,7 +512,7 @@ void api_produce(struct broker *b, struct srv_req *req, Weir__Request *r)
         produce_answer(w);
         return;
     }
-    produce_arm_timeout(b, w);
+    produce_arm_checks(b, w);
     w->next = b->produce_waits;
     b->produce_waits = w;
 }
@@ -457,15 +550,19 @@ void api_produce_fail_log(struct broker *b,
     struct produce_wait *w;
     size_t i;
 
-    (void)b;
+    code = produce_error_code(PRODUCE_STAGE_WAITING, code);
     for (w = b->produce_waits; w != NULL; w = w->next) {
         for (i = 0; i < w->n; i++) {
             if (w->logs[i] == log) {
+                produce_msgf(w, i,
+                             "%s (written at offsets %lld..%lld: it may or "
+                             "may not survive)",
+                             msg, (long long)w->res[i].base_offset,
+                             (long long)w->need[i] - 1);
                 w->logs[i] = NULL;
                 w->need[i] = 0;
                 w->res[i].error_code = code;
                 w->res[i].base_offset = -1;
-                produce_msgf(w, i, "%s", msg);
             }
         }
     }

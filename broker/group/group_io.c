@@ -816,6 +816,21 @@ void group_io_complete_waits(struct group_io *io)
     io->writes_tail = pp;
 }
 
+/* Every write waiting in the list was appended to the offsets log, so
+ * its answer is indefinite: the record may be on followers and take
+ * effect under the next coordinator. */
+static int gio_after_append_code(int code)
+{
+    switch (code) {
+    case WEIR_ENOT_LEADER:
+    case WEIR_ENOT_LEADER_AFTER_APPEND:
+    case WEIR_ENOT_COORDINATOR:
+        return WEIR_ENOT_COORDINATOR_AFTER_APPEND;
+    default:
+        return weir_err_definite(code) ? WEIR_EIO : code;
+    }
+}
+
 void group_io_fail_log(struct group_io *io,
                        const struct plog *log,
                        int code,
@@ -834,9 +849,7 @@ void group_io_fail_log(struct group_io *io,
             continue;
         }
         *pp = w->next;
-        gio_write_done(io, w,
-                       code == WEIR_ENOT_LEADER ? WEIR_ENOT_COORDINATOR : code,
-                       msg);
+        gio_write_done(io, w, gio_after_append_code(code), msg);
     }
     io->writes_tail = &io->writes;
     while (*io->writes_tail != NULL) {
@@ -885,7 +898,8 @@ void group_io_free(struct group_io *io)
     }
     while ((w = io->writes) != NULL) {
         io->writes = w->next;
-        gio_write_done(io, w, WEIR_ENOT_COORDINATOR, "the broker is stopping");
+        gio_write_done(io, w, gio_after_append_code(WEIR_ENOT_COORDINATOR),
+                       "the broker is stopping");
     }
     while (io->groups != NULL) {
         gio_group_drop(io, io->groups);

@@ -22,14 +22,17 @@ struct plog;
 
 /* Errors: WEIR_ENOMEM. */
 WEIR_MUST_CHECK int group_io_new(struct broker *b, struct group_io **out);
-/* Answers everything parked or waiting with NOT_COORDINATOR, frees.
+/* Answers everything parked with NOT_COORDINATOR and every appended
+ * commit still waiting with NOT_COORDINATOR_AFTER_APPEND, frees.
  * NULL is a no-op. */
 void group_io_free(struct group_io *g);
 
 /* The log of a partition moved (high watermark or durable end): answer the
  * commits now committed. */
 void group_io_complete_waits(struct group_io *g);
-/* Writes to log failed (flush error, leadership lost): answer them. */
+/* Writes to log failed (flush error, leadership lost): answer them with
+ * an indefinite code (they were appended): NOT_COORDINATOR_AFTER_APPEND
+ * for a lost leadership, IO for any other definite code. */
 void group_io_fail_log(struct group_io *g,
                        const struct plog *log,
                        int code,

@@ -22,7 +22,9 @@
     "  first SEP is the key (lines without SEP have no key).\n"                \
     "  --report prints 'PARTITION OFFSET' or 'ERROR NAME' per line, in\n"      \
     "  input order; --report-times adds the time the answer came (ms since\n"  \
-    "  the epoch), as reports wait for earlier lines"
+    "  the epoch), as reports wait for earlier lines. An ERROR whose NAME\n"   \
+    "  is indefinite (REQUEST_TIMED_OUT, NETWORK, *_AFTER_APPEND, ...) may\n"  \
+    "  have been written"
 
 #define PRODUCE_READ_BYTES (256u * 1024)
 #define PRODUCE_MAX_NAMED  10 /* failures named one by one on stderr */
@@ -60,6 +62,7 @@ struct produce_run {
     bool eof;
     uint64_t records;
     uint64_t failed;
+    uint64_t unknown; /* failed, but may have been written */
     char first_err[600];
 };
 
@@ -83,16 +86,24 @@ static void produce_print_ready(struct produce_run *r)
     }
 }
 
+/* A failure's code tells whether the record may be in the log (libweir
+ * reports a definite code only when no attempt can have written it), so
+ * --report prints the name alone and readers of the report (the chaos
+ * checker) judge it by the error table. */
 static void
 produce_failed(struct produce_run *r, uint64_t seq, int err, const char *msg)
 {
+    bool unknown = !weir_err_definite(err);
+
     if (r->failed < PRODUCE_MAX_NAMED) {
-        (void)fprintf(stderr,
-                      "weir: record %" PRIu64 " (line %" PRIu64
-                      ") failed: %s: %s\n",
-                      seq, seq + 1, weir_err_name(err), msg);
+        (void)fprintf(
+            stderr,
+            "weir: record %" PRIu64 " (line %" PRIu64 ") failed%s: %s: %s\n",
+            seq, seq + 1, unknown ? " (it may have been written)" : "",
+            weir_err_name(err), msg);
     }
     r->failed++;
+    r->unknown += unknown;
 }
 
 static void produce_on_delivery(void *arg, const struct weir_delivery *d)
@@ -246,8 +257,9 @@ static int produce_loop(struct produce_run *r)
         return cli_failf("interrupted after %" PRIu64 " records", r->records);
     }
     if (r->failed > 0) {
-        return cli_failf("%" PRIu64 " of %" PRIu64 " records failed", r->failed,
-                         r->records);
+        return cli_failf("%" PRIu64 " of %" PRIu64 " records failed (%" PRIu64
+                         " of them may have been written)",
+                         r->failed, r->records, r->unknown);
     }
     return CLI_EXIT_OK;
 }

@@ -93,6 +93,34 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual(counts, {})
         self.assertEqual((s["indefinite"], s["indefinite_in_log"]), (2, 1))
 
+    def test_retriable_definite_failure_visible(self):
+        # NOT_LEADER is retriable, but it means "refused before writing":
+        # a record reported with it must never be read
+        prod = FakeProducer("p", [(0, 0, 1.0), (None, "NOT_LEADER", 1.1)])
+        counts, s = self.rules([prod], [], log_of((0, 0, "p-0"),
+                                                  (0, 1, "p-1")))
+        self.assertEqual(counts.get("definite-failure-visible"), 1)
+        self.assertEqual((s["failed"], s["indefinite"]), (1, 0))
+
+    def test_after_append_failures_are_unknown(self):
+        # answered after the leader appended: unknown, may be in the log
+        names = ["NOT_LEADER_AFTER_APPEND", "NOT_ENOUGH_REPLICAS_AFTER_APPEND",
+                 "STORAGE", "IO", "NETWORK", "SOME_FUTURE_CODE"]
+        prod = FakeProducer("p", [(None, n, 1.0) for n in names])
+        log = log_of(*[(0, i, f"p-{i}") for i in range(len(names))])
+        counts, s = self.rules([prod], [], log)
+        self.assertEqual(counts, {})
+        self.assertEqual((s["failed"], s["indefinite"],
+                          s["indefinite_in_log"]),
+                         (0, len(names), len(names)))
+
+    def test_definite_failure_not_visible_is_fine(self):
+        prod = FakeProducer("p", [(0, 0, 1.0), (None, "NOT_LEADER", 1.1),
+                                  (None, "NOT_ENOUGH_REPLICAS", 1.2)])
+        counts, s = self.rules([prod], [], log_of((0, 0, "p-0")))
+        self.assertEqual(counts, {})
+        self.assertEqual(s["failed"], 2)
+
     def test_consumer_backwards(self):
         prods, _, log = clean()
         cons = FakeConsumer("c", [(1, "# assigned 0"), (2, "0 1 p-2"),

@@ -75,6 +75,10 @@ struct fake_broker {
     struct fb_conn conns[FB_MAX_CONNS];
     int fail_code;
     int fail_count;
+    int fail_batch_code; /* for the batch (epoch, seq) of any producer */
+    int fail_batch_count;
+    int16_t fail_batch_epoch;
+    int32_t fail_batch_seq;
     size_t truncate;
     uint64_t produce_requests;
     int drop_replies; /* produce requests to apply, then hang up */
@@ -437,6 +441,32 @@ fb_append(struct fb_part *p, const uint8_t *data, size_t len, int64_t *base)
     return 0;
 }
 
+/* The payload holds the idempotent batch the fail_batch knob names, and
+ * the knob has failures left: count one (the whole payload fails, as a
+ * failed write of it would). */
+static bool
+fb_fail_batch(struct fake_broker *fb, const uint8_t *data, size_t len)
+{
+    struct weir_slice all = {data, len};
+    struct weir_slice b;
+    struct batch_header h;
+    struct err_detail ed;
+    size_t pos = 0;
+
+    if (fb->fail_batch_count <= 0) {
+        return false;
+    }
+    while (batch_next(all, &pos, 16u << 20, false, &h, &b, &ed) == 0 &&
+           b.len > 0) {
+        if (h.producer_id >= 0 && h.producer_epoch == fb->fail_batch_epoch &&
+            h.base_sequence == fb->fail_batch_seq) {
+            fb->fail_batch_count--;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* Returns false when the reply is to be lost: the caller hangs up. */
 static bool fb_produce(struct fake_broker *fb,
                        int fd,
@@ -464,6 +494,8 @@ static bool fb_produce(struct fake_broker *fb,
         if (fb->fail_count > 0) {
             fb->fail_count--;
             res[i].error_code = fb->fail_code;
+        } else if (fb_fail_batch(fb, payload + off, pp->payload_bytes)) {
+            res[i].error_code = fb->fail_batch_code;
         } else if (part == NULL) {
             res[i].error_code = WEIR_EUNKNOWN_TOPIC_OR_PARTITION;
         } else {
@@ -1073,6 +1105,39 @@ void fake_broker_fail_produce(struct fake_broker *fb, int code, int count)
     fb->fail_code = code;
     fb->fail_count = count;
     pthread_mutex_unlock(&fb->mu);
+}
+
+void fake_broker_fail_batch(struct fake_broker *fb,
+                            int code,
+                            int16_t epoch,
+                            int32_t base_sequence,
+                            int count)
+{
+    pthread_mutex_lock(&fb->mu);
+    fb->fail_batch_code = code;
+    fb->fail_batch_epoch = epoch;
+    fb->fail_batch_seq = base_sequence;
+    fb->fail_batch_count = count;
+    pthread_mutex_unlock(&fb->mu);
+}
+
+int fake_broker_producer_epoch(struct fake_broker *fb,
+                               const char *topic,
+                               int32_t partition,
+                               int64_t producer_id)
+{
+    struct fb_part *p;
+    const struct fb_prod *pr;
+    int epoch = -1;
+
+    pthread_mutex_lock(&fb->mu);
+    p = fb_part(fb, topic, partition);
+    pr = p != NULL ? fb_prod(p, producer_id) : NULL;
+    if (pr != NULL) {
+        epoch = pr->epoch;
+    }
+    pthread_mutex_unlock(&fb->mu);
+    return epoch;
 }
 
 void fake_broker_truncate_fetch(struct fake_broker *fb, size_t bytes)

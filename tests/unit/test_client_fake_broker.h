@@ -53,6 +53,19 @@ void fake_broker_drop_produce_replies(struct fake_broker *fb, int count);
 void fake_broker_refuse_producer_ids(struct fake_broker *fb);
 /* Forget every producer's sequences (as expiry would). */
 void fake_broker_forget_producers(struct fake_broker *fb);
+/* The next `count` produce results whose payload holds the batch (epoch,
+ * base_sequence) of an idempotent producer fail with `code`, the whole
+ * payload (count 0: off). */
+void fake_broker_fail_batch(struct fake_broker *fb,
+                            int code,
+                            int16_t epoch,
+                            int32_t base_sequence,
+                            int count);
+/* The epoch a partition knows for a producer id, -1 when unknown. */
+int fake_broker_producer_epoch(struct fake_broker *fb,
+                               const char *topic,
+                               int32_t partition,
+                               int64_t producer_id);
 /* InitProducerId requests received so far. */
 uint64_t fake_broker_producer_id_requests(struct fake_broker *fb);
 

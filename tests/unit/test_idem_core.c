@@ -230,6 +230,41 @@ static void test_newer_epoch_restarts_at_zero(void **state)
     expect_dup(produce1(f, hdr(1, 3, 0, 2, 1000)), 10, 11);
 }
 
+/* The client's epoch bump after a batch failed for good (KIP-360, done
+ * locally): the batches behind it, renumbered from 0 under the next
+ * epoch, are written; the failed batch or any other old-epoch batch that
+ * arrives late (a request still travelling) is fenced, never written
+ * after them; and a rebuild from the log keeps the bumped epoch, so the
+ * fence holds across a restart. */
+static void test_epoch_bump_after_a_failed_batch(void **state)
+{
+    struct fx *f = *state;
+    struct idem *rebuilt;
+    size_t i;
+
+    expect_append(produce1(f, hdr(4, 0, 0, 2, 1000)));
+    expect_append(produce1(f, hdr(4, 0, 2, 2, 1000)));
+    /* sequence 4.. failed for good (never written); 6.. renumbered */
+    expect_append(produce1(f, hdr(4, 1, 0, 2, 1000)));
+    expect_append(produce1(f, hdr(4, 1, 2, 3, 1000)));
+    expect_refuse(produce1(f, hdr(4, 0, 4, 2, 1000)),
+                  WEIR_EINVALID_PRODUCER_EPOCH);
+    expect_refuse(produce1(f, hdr(4, 0, 6, 1, 1000)),
+                  WEIR_EINVALID_PRODUCER_EPOCH);
+    /* a retry of a renumbered batch is still recognised */
+    expect_dup(produce1(f, hdr(4, 1, 0, 2, 1000)), 4, 5);
+    assert_int_equal(f->end, 9);
+    assert_int_equal(idem_new(&rebuilt), 0);
+    for (i = 0; i < f->n_log; i++) {
+        assert_int_equal(idem_replay(rebuilt, &f->log[i]), 0);
+    }
+    assert_int_equal(idem_find(rebuilt, 4)->epoch, 1);
+    assert_true(idem_equal(f->s, rebuilt));
+    idem_free(rebuilt);
+    expect_refuse(produce1(f, hdr(4, 0, 4, 2, 1000)),
+                  WEIR_EINVALID_PRODUCER_EPOCH);
+}
+
 static void test_payload_of_several_batches(void **state)
 {
     struct fx *f = *state;
@@ -473,6 +508,7 @@ int main(void)
         T(test_gap_is_out_of_order),
         T(test_older_epoch_is_fenced),
         T(test_newer_epoch_restarts_at_zero),
+        T(test_epoch_bump_after_a_failed_batch),
         T(test_payload_of_several_batches),
         T(test_duplicates_written_apart_are_refused),
         T(test_bad_fields_are_refused),
