@@ -91,7 +91,11 @@
     X(GROUP_AUTHORIZATION_FAILED, 54, false, true,                             \
       "not authorized for this group")                                         \
     X(CLUSTER_AUTHORIZATION_FAILED, 55, false, true,                           \
-      "not authorized for this cluster operation")
+      "not authorized for this cluster operation")                             \
+    X(LOG_OFFLINE, 66, true, true,                                             \
+      "the partition's log is offline here after a storage failure or "        \
+      "corruption (nothing was written or read); retry: it comes back or "     \
+      "moves to another replica")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

@@ -38,9 +38,11 @@ static void test_codes_are_dense_and_unique(void **state)
     size_t i;
 
     (void)state;
-    /* the enum value is the wire code: codes must never be reused */
-    for (i = 0; i < ERR_N_CODES; i++) {
-        assert_int_equal(err_all_codes[i], (int)i);
+    /* the enum value is the wire code: codes must never be reused; the
+     * table is in code order (ranges may be reserved, so gaps are fine) */
+    assert_int_equal(err_all_codes[0], 0);
+    for (i = 1; i < ERR_N_CODES; i++) {
+        assert_true(err_all_codes[i] > err_all_codes[i - 1]);
     }
 }
 
