@@ -143,7 +143,8 @@ static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock), &ed) != 0) {
+    if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock), NULL, NULL, &ed) !=
+        0) {
         trace_error("storage", "event=housekeeping_failed msg=\"%s\"", ed.msg);
     }
     (void)idem_io_expire(b->idem, clock_wall_ms(b->clock));
