@@ -136,6 +136,27 @@ static void server_flush_timer_cb(evutil_socket_t fd, short what, void *arg)
     api_produce_complete_waits(b);
 }
 
+/* Retention stops at the high watermark: the leader's replicated one,
+ * the one a follower's leader reported (-1 before any: nothing goes), or
+ * the log end alone. */
+static int64_t server_retention_keep(void *arg,
+                                     const char *topic,
+                                     int32_t partition,
+                                     const struct plog *log)
+{
+    struct broker *b = arg;
+    int64_t end = plog_end_offset(log);
+    int64_t hw;
+
+    if (b->repl == NULL) {
+        return end;
+    }
+    if (repl_io_known_hw(b->repl, topic, partition, &hw)) {
+        return hw < end ? hw : end;
+    }
+    return broker_high_watermark(b, log);
+}
+
 static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct broker *b = arg;
@@ -143,8 +164,8 @@ static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock), NULL, NULL, &ed) !=
-        0) {
+    if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock),
+                         server_retention_keep, b, &ed) != 0) {
         trace_error("storage", "event=housekeeping_failed msg=\"%s\"", ed.msg);
     }
     (void)idem_io_expire(b->idem, clock_wall_ms(b->clock));

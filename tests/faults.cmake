@@ -12,3 +12,7 @@ foreach(f ${weir_fault_tests})
 endforeach()
 list(SORT weir_fault_names)
 weir_py_tests(faults ${weir_fault_names})
+# A test that cannot run here (no root for a mount, no shim) exits 77.
+foreach(n ${weir_fault_names})
+  set_tests_properties(faults_${n} PROPERTIES SKIP_RETURN_CODE 77)
+endforeach()

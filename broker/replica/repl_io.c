@@ -836,3 +836,24 @@ bool repl_io_follower_fetch(struct repl_io *io,
     *out = acts.fetch;
     return true;
 }
+
+bool repl_io_known_hw(const struct repl_io *io,
+                      const char *topic,
+                      int32_t partition,
+                      int64_t *hw)
+{
+    const struct repl_io_part *p = repl_io_find(io, topic, partition);
+
+    if (p == NULL) {
+        return false;
+    }
+    if (p->lead != NULL) {
+        *hw = repl_leader_high_watermark(p->lead->l);
+        return true;
+    }
+    if (p->role == CLUSTER_ROLE_FOLLOWER) {
+        *hw = p->follower_hw;
+        return true;
+    }
+    return false;
+}
