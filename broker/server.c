@@ -11,6 +11,7 @@
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
 #include "broker/group/group_io.h"
+#include "broker/log_health.h"
 #include "broker/quota.h"
 #include "broker/replica/repl_io.h"
 #include "common/frame.h"
@@ -116,7 +117,7 @@ static void server_flush_one(void *arg,
     struct err_detail ed;
 
     (void)arg;
-    if (plog_unflushed_messages(log) == 0) {
+    if (plog_unflushed_messages(log) == 0 || plog_is_offline(log)) {
         return;
     }
     if (plog_flush(log, &ed) != 0) {
@@ -212,7 +213,7 @@ static int server_timers(struct broker *b, struct err_detail *ed)
     (void)event_add(b->housekeep_timer, &tv);
     (void)event_add(b->sig_term, NULL);
     (void)event_add(b->sig_int, NULL);
-    return 0;
+    return log_health_open(b, ed);
 }
 
 static int server_log_defaults(struct broker *b, struct err_detail *ed)
@@ -526,6 +527,7 @@ void server_close(struct broker *b)
     b->srv = NULL;
     srv_close(b->srv_tls);
     b->srv_tls = NULL;
+    log_health_close(b);
     if (b->logs != NULL) {
         logmgr_close(b->logs);
         b->logs = NULL;

@@ -214,6 +214,21 @@ static bool produce_idem_gate(struct broker *b,
     return false;
 }
 
+/* The code a producer gets for an append that failed: definite ("not
+ * written") only when nothing of it can be in the log. plog_append says
+ * LOG_OFFLINE when it refused before writing and EIO when bytes may have
+ * reached the file; a log that grew anyway (an earlier chunk of a long
+ * append) is indefinite too. The one place where a storage failure
+ * becomes a produce answer. */
+static int
+produce_append_code(const struct plog *log, int rv, int64_t end_before)
+{
+    if (plog_end_offset(log) != end_before && weir_err_definite(rv)) {
+        return WEIR_EIO;
+    }
+    return rv;
+}
+
 /* Append one partition's batches; returns 0 or an error code with the
  * message in w->msgs[i]. */
 static int produce_one(struct broker *b,
@@ -255,6 +270,11 @@ static int produce_one(struct broker *b,
         produce_msgf(w, i, "no record batches");
         return WEIR_ECORRUPT_MESSAGE;
     }
+    if (plog_is_offline(log)) {
+        produce_msgf(w, i, "%s/%d: %s", pp->topic, pp->partition,
+                     plog_offline_reason(log));
+        return WEIR_ELOG_OFFLINE; /* refused before anything was written */
+    }
     if (names_topic_internal(pp->topic)) {
         produce_msgf(w, i,
                      "%s is internal: only the group coordinator writes it",
@@ -287,6 +307,7 @@ static int produce_one(struct broker *b,
     }
     idem_io_payload_fini(&ip);
     if (rv != 0) {
+        rv = produce_append_code(log, rv, end_before);
         produce_msgf(w, i, "%s", ed.msg);
         trace_warn("api",
                    "event=produce_refused topic=%s partition=%d "

@@ -87,6 +87,8 @@ static void cluster_register(struct cluster *c)
     const struct broker *b = c->b;
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__RegisterBrokerRequest m = WEIR__REGISTER_BROKER_REQUEST__INIT;
+    struct cluster_offline off;
+    int rv;
 
     if (c->registering || c->shutting_down) {
         return;
@@ -103,8 +105,12 @@ static void cluster_register(struct cluster *c)
     req.body_case = WEIR__REQUEST__BODY_REGISTER_BROKER;
     req.register_broker = &m;
     c->broker_epoch = -1;
-    if (cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_register_reply, c) !=
-        0) {
+    cluster_offline_collect(c, &off);
+    m.offline_replicas = off.ptrs;
+    m.n_offline_replicas = off.n;
+    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_register_reply, c);
+    cluster_offline_fini(&off);
+    if (rv != 0) {
         cluster_arm(c->register_timer, cluster_backoff(c));
         return;
     }
@@ -164,6 +170,7 @@ static void cluster_heartbeat(struct cluster *c)
 {
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__BrokerHeartbeatRequest m = WEIR__BROKER_HEARTBEAT_REQUEST__INIT;
+    struct cluster_offline off;
 
     if (c->broker_epoch < 0 || c->hb_inflight) {
         return;
@@ -172,6 +179,9 @@ static void cluster_heartbeat(struct cluster *c)
     m.broker_epoch = c->broker_epoch;
     m.applied_offset = meta_image_end_offset(c->img) - 1;
     m.want_shutdown = c->shutting_down;
+    cluster_offline_collect(c, &off); /* the whole set, every time */
+    m.offline_replicas = off.ptrs;
+    m.n_offline_replicas = off.n;
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_BROKER_HEARTBEAT;
     req.broker_heartbeat = &m;
@@ -179,6 +189,7 @@ static void cluster_heartbeat(struct cluster *c)
         0) {
         c->hb_inflight = true;
     }
+    cluster_offline_fini(&off);
 }
 
 static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)

@@ -403,8 +403,8 @@ static void fetcher_send(struct fetcher *f)
             continue;
         }
         log = logmgr_partition(b->logs, p->topic, p->partition);
-        if (log == NULL) {
-            continue;
+        if (log == NULL || plog_is_offline(log)) {
+            continue; /* an offline log copies nothing until it is back */
         }
         repl_io_part_load(p, log);
         weir__fetch_partition__init(&fps[n]);

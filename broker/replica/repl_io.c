@@ -857,3 +857,27 @@ bool repl_io_known_hw(const struct repl_io *io,
     }
     return false;
 }
+
+void repl_io_log_reopened(struct repl_io *io,
+                          const char *topic,
+                          int32_t partition,
+                          const struct plog *log)
+{
+    struct repl_io_part *p = repl_io_find(io, topic, partition);
+    struct fetcher *f;
+
+    if (p == NULL) {
+        return;
+    }
+    repl_io_part_load(p, log);
+    if (repl_epochs_truncate_from_end(&p->epochs, plog_end_offset(log)) > 0) {
+        repl_io_part_store(p, log);
+    }
+    if (p->role == CLUSTER_ROLE_FOLLOWER && p->leader >= 0 &&
+        p->leader != (int32_t)io->b->cfg.id) {
+        f = repl_io_fetcher(io, p->leader);
+        if (f != NULL) {
+            fetcher_kick(f);
+        }
+    }
+}

@@ -106,4 +106,13 @@ bool repl_io_known_hw(const struct repl_io *io,
                       int32_t partition,
                       int64_t *hw);
 
+/* The log of a hosted partition came back online after a storage failure
+ * (plog_recover), maybe shorter: epoch cache entries at or past its end
+ * go (and the checkpoint is written again), and a follower's fetcher is
+ * woken. io may be NULL. */
+void repl_io_log_reopened(struct repl_io *io,
+                          const char *topic,
+                          int32_t partition,
+                          const struct plog *log);
+
 #endif /* BROKER_REPLICA_REPL_IO_H */
