@@ -162,11 +162,8 @@ int fdatasync(int fd)
     return faultfs_sync(fd, "fdatasync");
 }
 
-static ssize_t faultfs_pwrite(const char *name,
-                              int fd,
-                              const void *buf,
-                              size_t n,
-                              off_t off)
+static ssize_t
+faultfs_pwrite(const char *name, int fd, const void *buf, size_t n, off_t off)
 {
     faultfs_pwrite_fn real;
     int e = faultfs_check(fd, 1, name);
