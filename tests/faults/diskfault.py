@@ -319,6 +319,17 @@ def fill(path, name="filler"):
     return out
 
 
+def _preload():
+    """The shim, after the sanitizer runtime when the daemons have one
+    (ASan insists on coming first)."""
+    libs = subprocess.run(["ldd", weirtest.BROKER_BIN], capture_output=True,
+                          text=True).stdout
+    for ln in libs.splitlines():
+        if "libasan" in ln and "=>" in ln:
+            return ln.split("=>")[1].split()[0] + ":" + FAULTFS
+    return FAULTFS
+
+
 class FaultCtl:
     """The control file of the faultfs shim for one process."""
 
@@ -327,7 +338,7 @@ class FaultCtl:
         self.set([])
 
     def env(self):
-        return {"LD_PRELOAD": FAULTFS, "WEIR_FAULTFS_CTL": self.path}
+        return {"LD_PRELOAD": _preload(), "WEIR_FAULTFS_CTL": self.path}
 
     def set(self, rules):
         tmp = self.path + ".tmp"
