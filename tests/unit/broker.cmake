@@ -12,3 +12,8 @@ weir_unit_test(test_quota
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_quota.c
           ${CMAKE_SOURCE_DIR}/broker/quota.c
   LIBS weir_common)
+
+# When an offline partition log may come back (broker/log_health.c).
+weir_unit_test(test_log_health
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_log_health.c
+  LIBS weir_broker weir_testlib)
