@@ -122,12 +122,12 @@ def test_follower_fsync_eio():
         time.sleep(3)
         c.fctl[f].set([])
         t1 = time.time()
-        line = watch.wait("follower log back online",
-                          rf"event=log_online dir=\S*/{TOPIC}-0 ", 10)
-        log(f"broker {f}: {line[line.find('event='):][:200]}")
         wait_isr(c, TOPIC, 0, f, True, 30)
         log(f"broker {f} back in the ISR {time.time() - t1:.1f}s after "
             f"the fault ended")
+        line = watch.wait("follower log back online",
+                          rf"event=log_online dir=\S*/{TOPIC}-0 ", 1)
+        log(f"broker {f}: {line[line.find('event='):][:200]}")
         # what the controller was told meanwhile: listed, then not
         line = watch.wait("offline replica in heartbeats",
                           rf"event=offline_replicas_reported .*count=1 "
