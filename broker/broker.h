@@ -45,6 +45,9 @@ struct broker_config {
     int64_t retention_ms;
     int64_t retention_bytes;
     int64_t retention_check_interval_ms;
+    int64_t log_offline_retry_ms; /* how often offline logs try to return */
+    int64_t log_min_free_bytes;   /* ... once this much space is free */
+    int64_t scrub_bytes_per_sec;  /* CRC scrub of unchecked bytes; 0 off */
     int64_t index_interval_bytes;
     int64_t max_message_bytes;
     char *flush_policy;
@@ -92,6 +95,7 @@ struct pid_wait;     /* api/producer_id.c */
 struct cluster;      /* cluster/cluster.h */
 struct repl_io;      /* replica/repl_io.h */
 struct group_io;     /* group/group_io.h */
+struct log_health;   /* log_health.h */
 
 struct broker {
     struct broker_config cfg;
@@ -136,6 +140,7 @@ struct broker {
 
     struct event *flush_timer;     /* flush-policy=interval */
     struct event *housekeep_timer; /* retention and age rolls */
+    struct log_health *health;     /* offline logs, scrub (log_health.h) */
     struct event *sig_term;
     struct event *sig_int;
     bool stopping;

@@ -11,6 +11,7 @@
 #include "broker/api/api.h"
 #include "broker/cluster/cluster.h"
 #include "broker/group/group_io.h"
+#include "broker/log_health.h"
 #include "broker/quota.h"
 #include "broker/replica/repl_io.h"
 #include "common/frame.h"
@@ -116,7 +117,7 @@ static void server_flush_one(void *arg,
     struct err_detail ed;
 
     (void)arg;
-    if (plog_unflushed_messages(log) == 0) {
+    if (plog_unflushed_messages(log) == 0 || plog_is_offline(log)) {
         return;
     }
     if (plog_flush(log, &ed) != 0) {
@@ -136,6 +137,27 @@ static void server_flush_timer_cb(evutil_socket_t fd, short what, void *arg)
     api_produce_complete_waits(b);
 }
 
+/* Retention stops at the high watermark: the leader's replicated one,
+ * the one a follower's leader reported (-1 before any: nothing goes), or
+ * the log end alone. */
+static int64_t server_retention_keep(void *arg,
+                                     const char *topic,
+                                     int32_t partition,
+                                     const struct plog *log)
+{
+    struct broker *b = arg;
+    int64_t end = plog_end_offset(log);
+    int64_t hw;
+
+    if (b->repl == NULL) {
+        return end;
+    }
+    if (repl_io_known_hw(b->repl, topic, partition, &hw)) {
+        return hw < end ? hw : end;
+    }
+    return broker_high_watermark(b, log);
+}
+
 static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct broker *b = arg;
@@ -143,7 +165,8 @@ static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock), &ed) != 0) {
+    if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock),
+                         server_retention_keep, b, &ed) != 0) {
         trace_error("storage", "event=housekeeping_failed msg=\"%s\"", ed.msg);
     }
     (void)idem_io_expire(b->idem, clock_wall_ms(b->clock));
@@ -190,7 +213,7 @@ static int server_timers(struct broker *b, struct err_detail *ed)
     (void)event_add(b->housekeep_timer, &tv);
     (void)event_add(b->sig_term, NULL);
     (void)event_add(b->sig_int, NULL);
-    return 0;
+    return log_health_open(b, ed);
 }
 
 static int server_log_defaults(struct broker *b, struct err_detail *ed)
@@ -532,6 +555,7 @@ void server_close(struct broker *b)
     b->srv = NULL;
     srv_close(b->srv_tls);
     b->srv_tls = NULL;
+    log_health_close(b);
     if (b->logs != NULL) {
         logmgr_close(b->logs);
         b->logs = NULL;

@@ -57,6 +57,7 @@ static bool producer_is_leader_err(int err)
     case WEIR_EFENCED_LEADER_EPOCH:
     case WEIR_EUNKNOWN_LEADER_EPOCH:
     case WEIR_ESHUTTING_DOWN:
+    case WEIR_ELOG_OFFLINE:
         return true;
     default:
         return false;

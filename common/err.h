@@ -97,6 +97,10 @@
       "not authorized for this cluster operation")                             \
     X(INCONSISTENT_CLUSTER_ID, 56, false, true,                                \
       "the data directory belongs to another cluster")                         \
+    X(LOG_OFFLINE, 66, true, true,                                             \
+      "the partition's log is offline here after a storage failure or "        \
+      "corruption (nothing was written or read); retry: it comes back or "     \
+      "moves to another replica")                                              \
     X(NOT_ENOUGH_REPLICAS_AFTER_APPEND, 70, true, false,                       \
       "written to the leader's log, but the in-sync replicas fell below "      \
       "min.insync.replicas before it was replicated: it may or may not "       \

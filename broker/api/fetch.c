@@ -212,6 +212,16 @@ static void fetch_plan_one(struct broker *b,
         p->has_error = true;
         return;
     }
+    if (plog_is_offline(log)) {
+        /* neither consumers nor followers: a follower's position must not
+         * be recorded against a log that cannot serve it */
+        res->error_code = WEIR_ELOG_OFFLINE;
+        (void)snprintf(msg, sizeof(msg), "%s/%d: %s", fp->topic, fp->partition,
+                       plog_offline_reason(log));
+        fetch_set_msg(p, i, msg);
+        p->has_error = true;
+        return;
+    }
     hw = broker_high_watermark(b, log);
     res->high_watermark = hw;
     res->log_start_offset = plog_start_offset(log);
@@ -252,6 +262,9 @@ static void fetch_plan_one(struct broker *b,
         res->error_code = rv;
         fetch_set_msg(p, i, ed.msg);
         p->has_error = true;
+        if (rv == WEIR_ELOG_OFFLINE) {
+            return; /* this read took it offline: traced by storage */
+        }
         trace_error("api",
                     "event=fetch_read_failed topic=%s partition=%d "
                     "offset=%lld msg=\"%s\"",

@@ -44,6 +44,12 @@ static void list_offsets_one(struct broker *b,
                        lp->topic, lp->partition);
         return;
     }
+    if (plog_is_offline(log)) {
+        res->error_code = WEIR_ELOG_OFFLINE;
+        (void)snprintf(msg, msg_cap, "%s/%d: %s", lp->topic, lp->partition,
+                       plog_offline_reason(log));
+        return;
+    }
     if (lp->timestamp != LIST_OFFSETS_EARLIEST && b->repl != NULL &&
         !repl_io_hw_established(b->repl, log)) {
         res->error_code = WEIR_EOFFSET_NOT_AVAILABLE;

@@ -58,8 +58,9 @@ static void WEIR_PRINTF(3, 4)
 
 /* How far a failed write got: the code of its answer depends on it. */
 enum produce_stage {
-    PRODUCE_STAGE_APPENDING, /* plog_append failed */
-    PRODUCE_STAGE_WAITING,   /* appended; waiting for the HW or an fsync */
+    PRODUCE_STAGE_APPENDING, /* plog_append failed, nothing in the log */
+    PRODUCE_STAGE_WAITING,   /* (partly) appended; waiting for the HW or an
+                                fsync */
 };
 
 /* The one place where produce's error codes are chosen (docs/protocol.md,
@@ -248,6 +249,20 @@ static bool produce_idem_gate(struct broker *b,
     return false;
 }
 
+/* The code a producer gets for an append that failed: definite ("not
+ * written") only when nothing of it can be in the log. plog_append says
+ * LOG_OFFLINE when it refused before writing and EIO when bytes may have
+ * reached the file; a log that grew anyway (an earlier chunk of a long
+ * append) is answered as an appended write. */
+static int
+produce_append_code(const struct plog *log, int rv, int64_t end_before)
+{
+    return produce_error_code(plog_end_offset(log) != end_before
+                                  ? PRODUCE_STAGE_WAITING
+                                  : PRODUCE_STAGE_APPENDING,
+                              rv);
+}
+
 /* Append one partition's batches; returns 0 or an error code with the
  * message in w->msgs[i]. */
 static int produce_one(struct broker *b,
@@ -289,6 +304,11 @@ static int produce_one(struct broker *b,
         produce_msgf(w, i, "no record batches");
         return WEIR_ECORRUPT_MESSAGE;
     }
+    if (plog_is_offline(log)) {
+        produce_msgf(w, i, "%s/%d: %s", pp->topic, pp->partition,
+                     plog_offline_reason(log));
+        return WEIR_ELOG_OFFLINE; /* refused before anything was written */
+    }
     if (names_topic_internal(pp->topic)) {
         produce_msgf(w, i,
                      "%s is internal: only the group coordinator writes it",
@@ -321,7 +341,7 @@ static int produce_one(struct broker *b,
     }
     idem_io_payload_fini(&ip);
     if (rv != 0) {
-        rv = produce_error_code(PRODUCE_STAGE_APPENDING, rv);
+        rv = produce_append_code(log, rv, end_before);
         produce_msgf(w, i, "%s", ed.msg);
         trace_warn("api",
                    "event=produce_refused topic=%s partition=%d "

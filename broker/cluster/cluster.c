@@ -111,6 +111,8 @@ static void cluster_register(struct cluster *c)
     const struct broker *b = c->b;
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__RegisterBrokerRequest m = WEIR__REGISTER_BROKER_REQUEST__INIT;
+    struct cluster_offline off;
+    int rv;
 
     /* only with a controller whose metadata was accepted: registering
      * writes to its log */
@@ -137,8 +139,12 @@ static void cluster_register(struct cluster *c)
     /* a re-registration keeps the current epoch (and what it leads)
      * until the controller answers: a controller that is refused, or
      * unreachable, must not make this broker drop what it serves */
-    if (cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_register_reply, c) !=
-        0) {
+    cluster_offline_collect(c, &off);
+    m.offline_replicas = off.ptrs;
+    m.n_offline_replicas = off.n;
+    rv = cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_register_reply, c);
+    cluster_offline_fini(&off);
+    if (rv != 0) {
         cluster_arm(c->register_timer, cluster_backoff(c));
         return;
     }
@@ -205,6 +211,7 @@ static void cluster_heartbeat(struct cluster *c)
 {
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__BrokerHeartbeatRequest m = WEIR__BROKER_HEARTBEAT_REQUEST__INIT;
+    struct cluster_offline off;
 
     if (c->broker_epoch < 0 || c->hb_inflight ||
         c->refusal != CLUSTER_REFUSAL_NONE) {
@@ -214,6 +221,9 @@ static void cluster_heartbeat(struct cluster *c)
     m.broker_epoch = c->broker_epoch;
     m.applied_offset = meta_image_end_offset(c->img) - 1;
     m.want_shutdown = c->shutting_down;
+    cluster_offline_collect(c, &off); /* the whole set, every time */
+    m.offline_replicas = off.ptrs;
+    m.n_offline_replicas = off.n;
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_BROKER_HEARTBEAT;
     req.broker_heartbeat = &m;
@@ -221,6 +231,7 @@ static void cluster_heartbeat(struct cluster *c)
         0) {
         c->hb_inflight = true;
     }
+    cluster_offline_fini(&off);
 }
 
 /* A leader that cannot reach the controller may have been replaced

@@ -66,7 +66,19 @@ struct cluster {
     struct cluster_watch watch;  /* leading while cut off (12c) */
     char **strays;               /* "name id" of stray logs reported */
     uint32_t n_strays;
+    uint64_t offline_sig; /* offline replicas last reported (a hash) */
 };
+
+/* cluster_offline.c: the offline replicas to report (owned arrays). */
+struct cluster_offline {
+    Weir__ReplicaRef *refs;
+    Weir__ReplicaRef **ptrs;
+    size_t n;
+};
+/* Every offline partition log of this broker, whole or (out of memory)
+ * none at all; traces the set when it changed. */
+void cluster_offline_collect(struct cluster *c, struct cluster_offline *out);
+void cluster_offline_fini(struct cluster_offline *o);
 
 /* cluster_apply.c: apply a FetchMetadata answer to the image, then (when
  * caught up) sync partition logs and roles. Errors: WEIR_ECORRUPT,

@@ -224,9 +224,9 @@ static uint32_t fetcher_plan(struct fetcher *f,
             continue;
         }
         log = logmgr_partition(f->io->b->logs, p->topic, p->partition);
-        if (log == NULL ||
+        if (log == NULL || plog_is_offline(log) ||
             !repl_io_follow_params(f->io, p, log, now, &fp, next_ms)) {
-            continue;
+            continue; /* an offline log copies nothing until it is back */
         }
         weir__fetch_partition__init(&fps[n]);
         fps[n].topic = p->topic;

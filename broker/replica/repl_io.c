@@ -112,7 +112,7 @@ static void repl_io_part_unlead(struct repl_io *io,
 
 void repl_io_part_failed(struct repl_io *io,
                          struct repl_io_part *p,
-                         const struct plog *log,
+                         struct plog *log,
                          const char *fmt,
                          ...)
 {
@@ -122,8 +122,6 @@ void repl_io_part_failed(struct repl_io *io,
     va_start(ap, fmt);
     (void)vsnprintf(why, sizeof(why), fmt, ap);
     va_end(ap);
-    /* TODO(repl): take the log offline once offline logs exist, so the
-     * controller moves the leadership away. #12 */
     repl_io_part_unlead(io, p, WEIR_ELEADER_NOT_AVAILABLE,
                         "the partition cannot be led here now");
     repl_io_follow_drop(p);
@@ -135,6 +133,12 @@ void repl_io_part_failed(struct repl_io *io,
                 p->topic, (int)p->partition,
                 p->role == CLUSTER_ROLE_LEADER ? "leader" : "follower",
                 (int)p->leader, (int)p->leader_epoch, why);
+    /* offline, the replica is listed in heartbeats: the controller moves
+     * the leadership away (or, where it is the only eligible replica,
+     * gives it a new epoch once log_health brought the log back) */
+    if (log != NULL) {
+        plog_mark_offline(log, WEIR_EIO, why);
+    }
 }
 
 static void repl_io_part_fini(struct repl_io_part *p)
@@ -848,4 +852,60 @@ bool repl_io_follower_fetch(struct repl_io *io,
     }
     *out = acts.fetch;
     return true;
+}
+
+bool repl_io_known_hw(const struct repl_io *io,
+                      const char *topic,
+                      int32_t partition,
+                      int64_t *hw)
+{
+    const struct repl_io_part *p = repl_io_find(io, topic, partition);
+
+    if (p == NULL) {
+        return false;
+    }
+    if (p->lead != NULL) {
+        *hw = repl_leader_high_watermark(p->lead->l);
+        return true;
+    }
+    if (p->role == CLUSTER_ROLE_FOLLOWER) {
+        *hw = p->follower_hw;
+        return true;
+    }
+    return false;
+}
+
+void repl_io_log_reopened(struct repl_io *io,
+                          const char *topic,
+                          int32_t partition,
+                          struct plog *log)
+{
+    struct repl_io_part *p = repl_io_find(io, topic, partition);
+    struct err_detail ed;
+    struct fetcher *f;
+
+    if (p == NULL) {
+        return;
+    }
+    /* the log may be shorter now: a follower core starts again from it */
+    repl_io_follow_drop(p);
+    p->failed = false;
+    p->failed_log = NULL;
+    repl_io_part_load(p, log);
+    if (repl_epochs_truncate_from_end(&p->epochs, plog_end_offset(log)) > 0) {
+        err_detail_clear(&ed);
+        if (repl_io_part_store(p, log, &ed) != 0) {
+            repl_io_part_failed(io, p, log,
+                                "writing the leader-epoch checkpoint: %s",
+                                ed.msg);
+            return;
+        }
+    }
+    if (p->role == CLUSTER_ROLE_FOLLOWER && p->leader >= 0 &&
+        p->leader != (int32_t)io->b->cfg.id) {
+        f = repl_io_fetcher(io, p->leader);
+        if (f != NULL) {
+            fetcher_kick(f);
+        }
+    }
 }

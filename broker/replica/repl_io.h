@@ -113,4 +113,22 @@ bool repl_io_follower_fetch(struct repl_io *io,
                             const struct repl_fetch_params *fp,
                             struct repl_fetch_answer *out);
 
+/* The high watermark this broker knows for a partition it hosts: the
+ * replicated one where it leads with a leader core, the one its leader
+ * last reported where it follows (-1 before the first answer). False
+ * when it keeps no such state (not a replica, or led without a core). */
+bool repl_io_known_hw(const struct repl_io *io,
+                      const char *topic,
+                      int32_t partition,
+                      int64_t *hw);
+
+/* The log of a hosted partition came back online after a storage failure
+ * (plog_recover), maybe shorter: epoch cache entries at or past its end
+ * go (and the checkpoint is written again), and a follower's fetcher is
+ * woken. io may be NULL. */
+void repl_io_log_reopened(struct repl_io *io,
+                          const char *topic,
+                          int32_t partition,
+                          struct plog *log);
+
 #endif /* BROKER_REPLICA_REPL_IO_H */

@@ -45,7 +45,8 @@ struct repl_io_part {
                                      answer to an older core is dropped */
     /* This replica can neither lead nor follow in its current leadership
      * (repl_io_part_failed): as leader it answers LEADER_NOT_AVAILABLE and
-     * exposes no high watermark. Cleared by the next leadership change. */
+     * exposes no high watermark. Cleared by the next leadership change or
+     * when its log comes back online (repl_io_log_reopened). */
     bool failed;
     const struct plog *failed_log; /* borrowed: the log it failed on */
 };
@@ -88,11 +89,13 @@ WEIR_MUST_CHECK int repl_io_part_store(const struct repl_io_part *p,
  * leadership (acks=all writes waiting on it fail LEADER_NOT_AVAILABLE),
  * drops the follower core, makes the partition answer
  * LEADER_NOT_AVAILABLE while this broker is its leader (no high
- * watermark), and traces an error naming why. Lasts until the next
- * leadership change of p. log may be NULL. */
+ * watermark), traces an error naming why and takes the log offline
+ * (plog_mark_offline), so heartbeats list the replica and the controller
+ * moves the leadership away. Lasts until the next leadership change of p
+ * or until log_health brings the log back. log may be NULL. */
 void repl_io_part_failed(struct repl_io *io,
                          struct repl_io_part *p,
-                         const struct plog *log,
+                         struct plog *log,
                          const char *fmt,
                          ...) WEIR_PRINTF(4, 5);
 

@@ -166,8 +166,10 @@ static int logmgr_open_partition(struct logmgr *m,
     rv = plog_open(m->ops, path, &r->cfg, wall_ms, &r->logs[p], ed);
     if (rv != 0) {
         err_wrap(ed, "partition directory %s", path);
+        return rv;
     }
-    return rv;
+    plog_set_offline_hook(r->logs[p], m->offline_fn, m->offline_arg);
+    return 0;
 }
 
 /* Leftover *.delete directories of an interrupted delete, and a warning
@@ -694,6 +696,35 @@ static void logmgr_compact_one(struct logmgr *m,
                (unsigned long long)((clock_mono_us() - t0) / 1000));
 }
 
+uint32_t logmgr_partition_count(const struct logmgr *m)
+{
+    uint32_t total = 0;
+    uint32_t i;
+
+    for (i = 0; i < m->n_topics; i++) {
+        total += (uint32_t)m->topics[i]->partitions;
+    }
+    return total;
+}
+
+bool logmgr_flat(const struct logmgr *m,
+                 uint32_t k,
+                 struct logmgr_rec **r,
+                 int32_t *p)
+{
+    uint32_t i;
+
+    for (i = 0; i < m->n_topics; i++) {
+        if (k < (uint32_t)m->topics[i]->partitions) {
+            *r = m->topics[i];
+            *p = (int32_t)k;
+            return true;
+        }
+        k -= (uint32_t)m->topics[i]->partitions;
+    }
+    return false;
+}
+
 /* Compaction of at most one partition per call (round robin), so one
  * housekeeping pass never blocks the loop for more than one log. */
 static void logmgr_compact_next(struct logmgr *m,
@@ -701,33 +732,32 @@ static void logmgr_compact_next(struct logmgr *m,
                                 int *first,
                                 struct err_detail *ed)
 {
-    uint32_t total = 0;
+    uint32_t total = logmgr_partition_count(m);
+    struct logmgr_rec *r;
+    int32_t at;
     uint32_t k;
-    uint32_t i;
 
-    for (i = 0; i < m->n_topics; i++) {
-        total += (uint32_t)m->topics[i]->partitions;
-    }
     for (k = 0; k < total; k++) {
         uint32_t flat = (m->compact_next + k) % total;
-        uint32_t at = flat;
-        for (i = 0; at >= (uint32_t)m->topics[i]->partitions; i++) {
-            at -= (uint32_t)m->topics[i]->partitions;
-        }
-        if (m->topics[i]->logs[at] != NULL &&
-            plog_compact_needed(m->topics[i]->logs[at], wall_ms)) {
+        if (logmgr_flat(m, flat, &r, &at) && r->logs[at] != NULL &&
+            !plog_is_offline(r->logs[at]) &&
+            plog_compact_needed(r->logs[at], wall_ms)) {
             m->compact_next = flat + 1;
-            logmgr_compact_one(m, m->topics[i], (int32_t)at, wall_ms, first,
-                               ed);
+            logmgr_compact_one(m, r, at, wall_ms, first, ed);
             return;
         }
     }
 }
 
-int logmgr_housekeep(struct logmgr *m, int64_t wall_ms, struct err_detail *ed)
+int logmgr_housekeep(struct logmgr *m,
+                     int64_t wall_ms,
+                     logmgr_keep_fn keep,
+                     void *keep_arg,
+                     struct err_detail *ed)
 {
     struct err_detail led;
     uint32_t deleted;
+    int64_t keep_from;
     uint32_t i;
     int32_t p;
     int first = 0;
@@ -737,7 +767,13 @@ int logmgr_housekeep(struct logmgr *m, int64_t wall_ms, struct err_detail *ed)
     for (i = 0; i < m->n_topics; i++) {
         struct logmgr_rec *r = m->topics[i];
         for (p = 0; p < r->partitions; p++) {
-            rv = plog_enforce_retention(r->logs[p], wall_ms, &deleted, &led);
+            if (r->logs[p] == NULL || plog_is_offline(r->logs[p])) {
+                continue; /* plog_recover comes first */
+            }
+            keep_from = keep != NULL ? keep(keep_arg, r->name, p, r->logs[p])
+                                     : plog_end_offset(r->logs[p]);
+            rv = plog_enforce_retention(r->logs[p], wall_ms, keep_from,
+                                        &deleted, &led);
             if (rv == 0) {
                 rv = plog_maybe_roll(r->logs[p], wall_ms, &led);
             }

@@ -112,10 +112,42 @@ typedef void (*logmgr_each_fn)(void *arg,
                                struct plog *log);
 void logmgr_each(struct logmgr *m, logmgr_each_fn fn, void *arg);
 
-/* Retention and age-based rolls over every partition, then compaction of
- * at most one partition that needs it (round robin; trace
- * event=log_compacted). Returns the first failure; the others go on. */
+/* Where retention must stop for a partition: its high watermark (no
+ * segment holding an offset at or above it is deleted). */
+typedef int64_t (*logmgr_keep_fn)(void *arg,
+                                  const char *topic,
+                                  int32_t partition,
+                                  const struct plog *log);
+
+/* Retention and age-based rolls over every partition that is online,
+ * then compaction of at most one partition that needs it (round robin;
+ * trace event=log_compacted). keep (NULL: the log end) bounds retention.
+ * Returns the first failure; the others go on. */
+WEIR_MUST_CHECK int logmgr_housekeep(struct logmgr *m,
+                                     int64_t wall_ms,
+                                     logmgr_keep_fn keep,
+                                     void *keep_arg,
+                                     struct err_detail *ed);
+
+/* logmgr_health.c. The hook every partition log gets (plog_offline_fn),
+ * now and when opened later. */
+void logmgr_set_offline_hook(struct logmgr *m, plog_offline_fn fn, void *arg);
+/* Verify up to about budget bytes not yet verified, over the partitions
+ * round robin (plog_scrub). A corrupt log goes offline (traced); that is
+ * not an error here. *checked: bytes read. Errors: WEIR_ENOMEM. */
+WEIR_MUST_CHECK int logmgr_scrub(struct logmgr *m,
+                                 uint64_t budget,
+                                 uint64_t *checked,
+                                 struct err_detail *ed);
+/* Free bytes on the file system of the data directory.
+ * Errors: WEIR_EIO. */
 WEIR_MUST_CHECK int
-logmgr_housekeep(struct logmgr *m, int64_t wall_ms, struct err_detail *ed);
+logmgr_free_bytes(struct logmgr *m, uint64_t *out, struct err_detail *ed);
+/* Topic and partition of a log this manager holds; false when it is not
+ * one of them. */
+bool logmgr_find_log(const struct logmgr *m,
+                     const struct plog *log,
+                     const char **topic,
+                     int32_t *partition);
 
 #endif /* BROKER_STORAGE_LOGMGR_H */

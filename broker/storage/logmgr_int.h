@@ -31,9 +31,21 @@ struct logmgr {
     struct logmgr_rec **topics; /* owned; sorted by name */
     uint32_t n_topics;
     uint32_t cap_topics;
-    uint32_t compact_next; /* partition (counted over all topics in order)
-                              where the next compaction search starts */
+    uint32_t compact_next;      /* partition (counted over all topics in order)
+                                   where the next compaction search starts */
+    uint32_t scrub_next;        /* likewise, for the next scrub */
+    plog_offline_fn offline_fn; /* set on every log opened */
+    void *offline_arg;
 };
+
+/* The partition at flat index k (counted over all topics in name order);
+ * false past the last one. */
+bool logmgr_flat(const struct logmgr *m,
+                 uint32_t k,
+                 struct logmgr_rec **r,
+                 int32_t *p);
+/* Partitions over all topics. */
+uint32_t logmgr_partition_count(const struct logmgr *m);
 
 /* A record with copies of name and configs; logs not opened.
  * Errors: WEIR_ENOMEM. */

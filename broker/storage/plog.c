@@ -77,20 +77,10 @@ int plog_path(const struct plog *log,
 int plog_check_online(const struct plog *log, struct err_detail *ed)
 {
     if (log->offline) {
-        return err_set(ed, WEIR_ESTORAGE,
-                       "log %s is offline after an fsync failure; reopen "
-                       "it to recover",
-                       log->dir);
+        return err_set(ed, WEIR_ELOG_OFFLINE, "log %s is offline (%s)",
+                       log->dir, log->offline_why);
     }
     return 0;
-}
-
-static int plog_go_offline(struct plog *log, int rv)
-{
-    log->offline = true;
-    trace_error("storage", "event=log_offline dir=%s reason=fsync_failed",
-                log->dir);
-    return rv;
 }
 
 int plog_sync_seg(struct plog *log,
@@ -103,14 +93,14 @@ int plog_sync_seg(struct plog *log,
     if (rv == 0 && indexes) {
         rv = seg_fsync_index(s, ed);
     }
-    return rv == 0 ? 0 : plog_go_offline(log, rv);
+    return rv == 0 ? 0 : plog_failed(log, rv, true, ed);
 }
 
 int plog_sync_dir(struct plog *log, struct err_detail *ed)
 {
     int rv = log->ops->fsync_dir(log->ops->ctx, log->dir, ed);
 
-    return rv == 0 ? 0 : plog_go_offline(log, rv);
+    return rv == 0 ? 0 : plog_failed(log, rv, true, ed);
 }
 
 int plog_write_checkpoint(struct plog *log,
@@ -145,9 +135,11 @@ void plog_maybe_checkpoint(struct plog *log)
         log->checkpoint_offset <= log->durable_offset) {
         return;
     }
+    err_detail_clear(&ed);
     if (plog_write_checkpoint(log, log->durable_offset, &ed) != 0) {
-        trace_warn("storage", "event=checkpoint_failed dir=%s reason=\"%s\"",
-                   log->dir, ed.msg);
+        /* the data is durable; a disk that cannot take a small file is
+         * failing or full, and the next write would fail too */
+        (void)plog_failed(log, ed.code, false, &ed);
     }
 }
 
@@ -174,6 +166,8 @@ int plog_open(const struct storage_ops *ops,
     log->ops = ops;
     log->cfg = *cfg;
     log->checkpoint_offset = -1;
+    log->corrupt_offset = -1;
+    log->corrupt_base = -1;
     log->dir = mem_strdup(dir);
     if (log->dir == NULL) {
         mem_free(log);
@@ -381,9 +375,15 @@ static int plog_append_chunk(struct plog *log,
             trace_error("storage",
                         "event=append_undo_failed dir=%s reason=\"%s\"",
                         log->dir, ted.msg);
+            /* part of the batches may be in the file: not "not written" */
+            if (ed != NULL) {
+                ed->code = WEIR_EIO;
+            }
+            rv = WEIR_EIO;
         }
-        return rv;
+        return plog_failed(log, rv, false, ed);
     }
+    seg_verified_add(s, s->size, s->size + len); /* validated before */
     if (s->size == 0) {
         s->created_wall_ms = wall_ms; /* age counts from the first batch */
     }

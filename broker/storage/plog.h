@@ -178,9 +178,13 @@ WEIR_MUST_CHECK int plog_offset_for_time(struct plog *log,
 
 /* Delete closed segments (never the active one) whose newest record is
  * older than retention_ms, then the oldest closed ones while the total
- * exceeds retention_bytes. *deleted counts them. Errors: WEIR_EIO. */
+ * exceeds retention_bytes - but never a segment holding an offset at or
+ * above keep_from (the partition's high watermark: what is not committed
+ * yet, or not yet copied by every in-sync replica, stays). *deleted
+ * counts them. Errors: WEIR_EIO, WEIR_ELOG_OFFLINE. */
 WEIR_MUST_CHECK int plog_enforce_retention(struct plog *log,
                                            int64_t wall_ms,
+                                           int64_t keep_from,
                                            uint32_t *deleted,
                                            struct err_detail *ed);
 
@@ -233,6 +237,68 @@ WEIR_MUST_CHECK int plog_restart_at(struct plog *log,
 void plog_set_config(struct plog *log, const struct plog_config *cfg);
 const struct plog_config *plog_config(const struct plog *log);
 const char *plog_dir(const struct plog *log);
+
+/* Offline (plog_offline.c). After a failed write, fsync, truncate,
+ * unlink or checkpoint of the log, or a read that met a batch failing its
+ * CRC, the log is offline: it takes no appends and serves no reads (both
+ * answer WEIR_ELOG_OFFLINE) until plog_recover brings it back. A failed
+ * fsync is never retried: the page cache state is unknown after it. */
+enum plog_offline_cause {
+    PLOG_ONLINE = 0,
+    PLOG_OFFLINE_IO,      /* a storage call failed (EIO, ENOSPC, EROFS) */
+    PLOG_OFFLINE_CORRUPT, /* a batch failed verification */
+};
+
+/* Take the log offline because a call failed with err (a weir_err; the
+ * text `why` names the file and call). The first cause stays; later calls
+ * only trace. Calls the offline hook. Other code uses it too (e.g. a
+ * failed leader-epoch checkpoint of the partition). */
+void plog_mark_offline(struct plog *log, int err, const char *why);
+bool plog_is_offline(const struct plog *log);
+enum plog_offline_cause plog_offline_cause(const struct plog *log);
+/* Why it went offline ("" while online); valid until plog_recover. */
+const char *plog_offline_reason(const struct plog *log);
+/* Offline as corrupt: the base offset of the first batch found invalid
+ * (-1 otherwise or when unknown). */
+int64_t plog_corrupt_offset(const struct plog *log);
+/* Called (once per transition) when the log goes offline, from inside the
+ * failing call: the hook should only note it and act later. */
+typedef void (*plog_offline_fn)(void *arg, struct plog *log);
+void plog_set_offline_hook(struct plog *log, plog_offline_fn fn, void *arg);
+
+/* Bring an offline log back, in place (the struct plog stays the same,
+ * so pointers to it remain valid): open the directory again as after a
+ * crash (recovery scan from the recovery point), then
+ *   - after a failed fsync: cut the log to its durable offset (what the
+ *     last successful fsync covered: later bytes may be lost);
+ *   - when corrupt: cut the log at the first invalid batch (its segment
+ *     truncated there, later segments deleted) - the records from there
+ *     on must come from another replica;
+ * and fsync all of it. On success *end_before and *end_after are the end
+ * offsets before and after. The caller decides when (free space, role).
+ * Errors: as plog_open, plus plog_truncate_to's; the log stays offline. */
+WEIR_MUST_CHECK int plog_recover(struct plog *log,
+                                 int64_t wall_ms,
+                                 int64_t *end_before,
+                                 int64_t *end_after,
+                                 struct err_detail *ed);
+
+/* Verification (plog_verify.c). Bytes this process did not write or scan
+ * itself (closed segments after a clean start, the part of the active one
+ * from before) are checked like recovery checks them (bounds, CRC-32C,
+ * records, offsets) before plog_read first serves them, and by the scrub.
+ * A batch that fails takes the log offline as corrupt. */
+
+/* Check up to about budget bytes not yet verified, oldest first (whole
+ * batches, so a little more). *checked says how many were read.
+ * Errors: WEIR_ELOG_OFFLINE (offline, or it just went offline: corrupt
+ * or unreadable), WEIR_ENOMEM. */
+WEIR_MUST_CHECK int plog_scrub(struct plog *log,
+                               uint64_t budget,
+                               uint64_t *checked,
+                               struct err_detail *ed);
+/* True when every byte of the log is known valid (the scrub is done). */
+bool plog_verified(const struct plog *log);
 
 /* Check internal invariants (tests): offsets increase, indexes sorted and
  * inside their segments. Returns 0 or WEIR_ECORRUPT. */

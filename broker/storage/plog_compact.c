@@ -733,5 +733,9 @@ int plog_compact(struct plog *log,
         rv =
             plog_cleaner_advance(log, log->segs[end]->base_offset, wall_ms, ed);
     }
+    if (rv != 0 && rv != WEIR_ECORRUPT) {
+        /* a half-done swap is only made whole by a reopen */
+        (void)plog_failed(log, rv, false, ed);
+    }
     return rv;
 }

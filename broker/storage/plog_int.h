@@ -45,8 +45,18 @@ struct plog {
     int64_t clean_offset; /* offsets below were compacted at least once */
     struct plog_clean_mark *clean_marks; /* owned; ascending offsets */
     uint32_t n_clean_marks;
-    bool offline; /* an fsync failed: the page cache state is unknown, so
-                     no more writes until the log is reopened */
+    bool offline; /* a storage call failed or a batch is corrupt: no
+                     appends, reads or changes until plog_recover */
+    enum plog_offline_cause offline_cause;
+    int offline_err;            /* weir_err of the failure */
+    bool offline_sync;          /* an fsync failed: only durable_offset holds */
+    int64_t corrupt_offset;     /* PLOG_OFFLINE_CORRUPT: first bad offset */
+    int64_t corrupt_base;       /* ... base offset of its segment, -1 none */
+    uint64_t corrupt_pos;       /* ... byte position of the bad batch */
+    char offline_why[256];      /* for traces and error answers */
+    plog_offline_fn offline_fn; /* hook, or NULL */
+    void *offline_arg;
+    bool verified_all; /* the scrub reached the end of the log */
 };
 
 static inline struct seg *plog_active(const struct plog *log)
@@ -67,6 +77,34 @@ WEIR_MUST_CHECK int plog_path(const struct plog *log,
                               char *out,
                               struct err_detail *ed);
 
+/* plog_offline.c: a storage call on the log failed with rv (detail in
+ * ed): unless it is ENOMEM or a bad argument, take the log offline (sync:
+ * it was an fsync). Returns rv. */
+int plog_failed(struct plog *log,
+                int rv,
+                bool sync,
+                const struct err_detail *ed);
+
+/* plog_verify.c: verify the parts of [from, to) of segment s not known
+ * valid (from on a batch boundary). A bad batch takes the log offline as
+ * corrupt (WEIR_ELOG_OFFLINE), so does a failed read; *checked grows by
+ * the bytes read. */
+WEIR_MUST_CHECK int plog_verify_range(struct plog *log,
+                                      struct seg *s,
+                                      uint64_t from,
+                                      uint64_t to,
+                                      uint64_t *checked,
+                                      struct err_detail *ed);
+/* plog_verify.c: a read of s near `offset` met an invalid header (rv is
+ * WEIR_ECORRUPT): find the bad batch from the index entry before offset
+ * and take the log offline as corrupt there. Returns the error for the
+ * read (WEIR_ELOG_OFFLINE, or rv when nothing bad is found again). */
+WEIR_MUST_CHECK int plog_corrupt_near(struct plog *log,
+                                      struct seg *s,
+                                      int64_t offset,
+                                      int rv,
+                                      struct err_detail *ed);
+
 /* fsync a segment's .log (and its index files when `indexes`); a failure
  * takes the log offline. */
 WEIR_MUST_CHECK int plog_sync_seg(struct plog *log,
@@ -75,7 +113,7 @@ WEIR_MUST_CHECK int plog_sync_seg(struct plog *log,
                                   struct err_detail *ed);
 /* fsync the log directory; a failure takes the log offline. */
 WEIR_MUST_CHECK int plog_sync_dir(struct plog *log, struct err_detail *ed);
-/* WEIR_ESTORAGE when the log is offline. */
+/* WEIR_ELOG_OFFLINE when the log is offline. */
 WEIR_MUST_CHECK int plog_check_online(const struct plog *log,
                                       struct err_detail *ed);
 /* Write the recovery point checkpoint (atomically). */

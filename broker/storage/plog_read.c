@@ -109,6 +109,20 @@ static int plog_extend(const struct seg *s,
     return 0;
 }
 
+/* A read of s near offset failed with rv: a bad header is corruption, a
+ * failed pread a failing disk; either takes the log offline. */
+static int plog_read_failed(struct plog *log,
+                            struct seg *s,
+                            int64_t offset,
+                            int rv,
+                            struct err_detail *ed)
+{
+    if (rv == WEIR_ECORRUPT) {
+        return plog_corrupt_near(log, s, offset, rv, ed);
+    }
+    return plog_failed(log, rv, false, ed);
+}
+
 int plog_read(struct plog *log,
               int64_t offset,
               int64_t max_offset,
@@ -119,6 +133,7 @@ int plog_read(struct plog *log,
     int64_t start = plog_start_offset(log);
     int64_t end = plog_end_offset(log);
     struct batch_header h;
+    uint64_t checked = 0;
     struct seg *s;
     uint64_t pos;
     uint64_t stop;
@@ -127,6 +142,10 @@ int plog_read(struct plog *log,
 
     memset(out, 0, sizeof(*out));
     out->fd = -1;
+    rv = plog_check_online(log, ed);
+    if (rv != 0) {
+        return rv;
+    }
     if (offset < start || offset > end) {
         return err_set(ed, WEIR_EOFFSET_OUT_OF_RANGE,
                        "offset %lld is outside the log [%lld, %lld]",
@@ -146,7 +165,7 @@ int plog_read(struct plog *log,
                      segment is never compacted) */
     }
     if (rv != 0) {
-        return rv;
+        return plog_read_failed(log, log->segs[i], offset, rv, ed);
     }
     s = log->segs[i];
     out->file = s->log;
@@ -157,6 +176,12 @@ int plog_read(struct plog *log,
     }
     stop = pos + batch_size(&h);
     rv = plog_extend(s, pos, max_offset, max_bytes, &stop, ed);
+    if (rv != 0) {
+        return plog_read_failed(log, s, offset, rv, ed);
+    }
+    /* nothing is served that was not checked (by this process writing
+     * it, by recovery, by the scrub or here) */
+    rv = plog_verify_range(log, s, pos, stop, &checked, ed);
     if (rv != 0) {
         return rv;
     }
@@ -300,6 +325,10 @@ int plog_offset_for_time(struct plog *log,
 
     *offset = -1;
     *found_ts = -1;
+    rv = plog_check_online(log, ed);
+    if (rv != 0) {
+        return rv;
+    }
     for (i = 0; i < log->n_segs && !found; i++) {
         struct seg *s = log->segs[i];
         /* a segment's max timestamp bounds every record in it */
@@ -374,8 +403,12 @@ int plog_scan(struct plog *log,
     uint64_t pos = 0;
     uint8_t *buf;
     uint32_t i;
-    int rv = 0;
+    int rv;
 
+    rv = plog_check_online(log, ed);
+    if (rv != 0) {
+        return rv;
+    }
     if (from_offset < plog_start_offset(log) ||
         from_offset > plog_end_offset(log)) {
         return err_set(ed, WEIR_EOFFSET_OUT_OF_RANGE,

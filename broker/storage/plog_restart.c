@@ -25,13 +25,18 @@ static int plog_drop_later_segments(struct plog *log, struct err_detail *ed)
 
 /* The last segment's files are gone but the new one could not be made:
  * the log in memory no longer matches the disk. */
-static int plog_restart_failed(struct plog *log, int rv)
+static int
+plog_restart_failed(struct plog *log, int rv, const struct err_detail *ed)
 {
-    log->offline = true;
-    trace_error("storage",
-                "event=log_offline dir=%s reason=restart_failed error=%s",
-                log->dir, weir_err_name(rv));
-    return rv;
+    if (!log->offline) {
+        trace_error("storage",
+                    "event=log_restart_failed dir=%s error=%s msg=\"%s\"",
+                    log->dir, weir_err_name(rv), ed->msg);
+    }
+    /* offline whatever the cause (out of memory too): segs[0] names files
+     * that are gone */
+    plog_mark_offline(log, rv, ed->msg);
+    return WEIR_ELOG_OFFLINE;
 }
 
 /* Bookkeeping of a log that now starts, empty, at offset. */
@@ -91,7 +96,7 @@ int plog_restart_at(struct plog *log,
         rv = seg_create(log->ops, log->dir, offset, wall_ms, &s, ed);
     }
     if (rv != 0) {
-        return plog_restart_failed(log, rv);
+        return plog_restart_failed(log, rv, ed);
     }
     seg_free(log->segs[0]);
     s->sparse =

@@ -15,9 +15,10 @@ int plog_roll(struct plog *log, int64_t wall_ms, struct err_detail *ed)
      * newer segment always implies complete older ones (recovery relies on
      * it) */
     rv = plog_check_online(log, ed);
-    if (rv == 0) {
-        rv = seg_finish_index(old, ed);
+    if (rv != 0) {
+        return rv;
     }
+    rv = seg_finish_index(old, ed);
     if (rv == 0) {
         rv = plog_sync_seg(log, old, true, ed);
     }
@@ -25,7 +26,7 @@ int plog_roll(struct plog *log, int64_t wall_ms, struct err_detail *ed)
         rv = seg_create(log->ops, log->dir, old->next_offset, wall_ms, &s, ed);
     }
     if (rv != 0) {
-        return rv;
+        return plog_failed(log, rv, false, ed);
     }
     rv = plog_push_seg(log, s, ed);
     if (rv == 0) {
@@ -78,7 +79,7 @@ static int plog_delete_first(struct plog *log, struct err_detail *ed)
 
     rv = seg_delete_files(log->ops, log->dir, s->base_offset, ed);
     if (rv != 0) {
-        return rv;
+        return plog_failed(log, rv, false, ed);
     }
     seg_free(s);
     for (i = 1; i < log->n_segs; i++) {
@@ -88,24 +89,35 @@ static int plog_delete_first(struct plog *log, struct err_detail *ed)
     return 0;
 }
 
+/* The first segment may go: a closed one whose every offset is below
+ * keep_from (a follower that has not copied it yet, or a consumer of the
+ * committed log, still needs the rest). */
+static bool plog_may_delete_first(const struct plog *log, int64_t keep_from)
+{
+    return log->n_segs > 1 && log->segs[0]->next_offset <= keep_from;
+}
+
 int plog_enforce_retention(struct plog *log,
                            int64_t wall_ms,
+                           int64_t keep_from,
                            uint32_t *deleted,
                            struct err_detail *ed)
 {
-    int rv = 0;
+    int rv;
 
     *deleted = 0;
-    if ((log->cfg.cleanup_policy & PLOG_CLEANUP_DELETE) == 0) {
-        return 0; /* compact only: compaction alone removes records */
+    rv = plog_check_online(log, ed);
+    if (rv != 0 || (log->cfg.cleanup_policy & PLOG_CLEANUP_DELETE) == 0) {
+        return rv; /* compact only: compaction alone removes records */
     }
     /* from the front only: the log stays one run of offsets */
-    while (rv == 0 && log->n_segs > 1 &&
+    while (rv == 0 && plog_may_delete_first(log, keep_from) &&
            plog_expired(log, log->segs[0], wall_ms)) {
         rv = plog_delete_first(log, ed);
         *deleted += rv == 0;
     }
-    while (rv == 0 && log->cfg.retention_bytes >= 0 && log->n_segs > 1 &&
+    while (rv == 0 && log->cfg.retention_bytes >= 0 &&
+           plog_may_delete_first(log, keep_from) &&
            plog_size_bytes(log) > (uint64_t)log->cfg.retention_bytes) {
         rv = plog_delete_first(log, ed);
         *deleted += rv == 0;
@@ -221,8 +233,10 @@ int plog_truncate_to(struct plog *log, int64_t offset, struct err_detail *ed)
         rv = plog_sync_dir(log, ed);
     }
     if (rv != 0) {
-        return rv;
+        /* part of the log may be cut: nothing is sure until a reopen */
+        return plog_failed(log, rv, false, ed);
     }
+    seg_verified_cut(s, pos);
     log->durable_offset = new_next;
     log->unflushed_messages = 0;
     plog_maybe_checkpoint(log);

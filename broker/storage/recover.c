@@ -190,6 +190,7 @@ static void recover_reset(struct seg *s)
     s->last_batch_base = -1;
     s->max_timestamp = SEG_NO_TIMESTAMP;
     s->bytes_since_index = 0;
+    s->n_verified = 0;
 }
 
 static int recover_cut(struct seg *s,
@@ -272,6 +273,7 @@ out:
     mem_free(r.buf);
     if (rv == 0) {
         s->index_loaded = true;
+        seg_verified_add(s, 0, s->size); /* every batch was just checked */
     } else {
         recover_reset(s);
         s->index_loaded = false;
@@ -466,4 +468,68 @@ int recover_check_end(struct seg *s, struct err_detail *ed)
         rv = recover_walk_to_end(s, pos, expect, ed);
     }
     return rv == 0 || rv == WEIR_ENOMEM ? rv : WEIR_ECORRUPT;
+}
+
+/* A batch at a known position must continue the offsets before it (when
+ * known) and lie within the segment's offsets. */
+static bool recover_in_place(const struct seg *s,
+                             const struct batch_header *h,
+                             int64_t expect)
+{
+    if (h->base_offset < s->base_offset ||
+        batch_last_offset(h) >= s->next_offset) {
+        return false;
+    }
+    return expect < 0 || recover_follows(s, h->base_offset, expect);
+}
+
+int recover_verify(const struct seg *s,
+                   uint64_t from,
+                   uint64_t to,
+                   struct recover_verdict *v,
+                   struct err_detail *ed)
+{
+    struct recover_reader r = {s, NULL, 0, 0, 0};
+    int64_t expect = from == 0 ? s->base_offset : -1;
+    struct batch_header h;
+    uint64_t pos = from;
+    bool bad = false;
+    int rv = 0;
+
+    memset(v, 0, sizeof(*v));
+    v->bad_offset = -1;
+    err_detail_clear(&v->why);
+    while (pos < to && pos < s->size) {
+        memset(&h, 0, sizeof(h));
+        h.base_offset = -1; /* stays so when the header is unreadable */
+        rv = recover_check_batch(&r, pos, s->size, &h, &bad, &v->why, ed);
+        if (rv != 0) {
+            break;
+        }
+        if (!bad && !recover_in_place(s, &h, expect)) {
+            (void)err_set(&v->why, WEIR_ECORRUPT_MESSAGE,
+                          "batch has offsets %lld..%lld, expected %lld in "
+                          "[%lld, %lld)",
+                          (long long)h.base_offset,
+                          (long long)batch_last_offset(&h), (long long)expect,
+                          (long long)s->base_offset, (long long)s->next_offset);
+            bad = true;
+        }
+        if (bad) {
+            v->bad = true;
+            v->bad_pos = pos;
+            /* the header's offset when it is plausible, else the one the
+             * batch should have had (unknown: -1) */
+            v->bad_offset = h.base_offset >= s->base_offset &&
+                                    h.base_offset < s->next_offset
+                                ? h.base_offset
+                                : expect;
+            break;
+        }
+        expect = batch_last_offset(&h) + 1;
+        pos += batch_size(&h);
+    }
+    mem_free(r.buf);
+    v->end = pos;
+    return rv;
 }

@@ -59,4 +59,27 @@ WEIR_MUST_CHECK int recover_clean_tail(struct seg *s,
                                        uint32_t index_interval_bytes,
                                        struct err_detail *ed);
 
+/* What recover_verify found: every batch of [from, end) is valid; when
+ * bad, the batch at bad_pos (= end) is not, for the reason in why. */
+struct recover_verdict {
+    uint64_t end; /* batch boundary reached: >= to, or the size */
+    bool bad;
+    uint64_t bad_pos;   /* byte position of the first invalid batch */
+    int64_t bad_offset; /* its base offset, or the expected one; -1 when
+                           neither is known */
+    struct err_detail why;
+};
+
+/* Check the batches of s from byte `from` (a batch boundary) until the
+ * first boundary at or past `to` (or the segment end) the way recovery
+ * does (bounds, CRC-32C, records, offsets continuing and inside the
+ * segment's), stopping at the first invalid one. Nothing is changed.
+ * Returns non-zero only for I/O and memory errors (in ed); a bad batch is
+ * reported in *v. */
+WEIR_MUST_CHECK int recover_verify(const struct seg *s,
+                                   uint64_t from,
+                                   uint64_t to,
+                                   struct recover_verdict *v,
+                                   struct err_detail *ed);
+
 #endif /* BROKER_STORAGE_RECOVER_H */

@@ -517,3 +517,63 @@ int seg_finish_index(struct seg *s, struct err_detail *ed)
     }
     return seg_write_index(s, ed);
 }
+
+void seg_verified_add(struct seg *s, uint64_t from, uint64_t to)
+{
+    struct seg_span *v = s->verified;
+    uint32_t i = 0;
+    uint32_t j;
+
+    if (from >= to) {
+        return;
+    }
+    while (i < s->n_verified && v[i].to < from) {
+        i++; /* spans wholly before (and not touching) the new one */
+    }
+    j = i;
+    while (j < s->n_verified && v[j].from <= to) {
+        from = v[j].from < from ? v[j].from : from;
+        to = v[j].to > to ? v[j].to : to;
+        j++; /* spans it overlaps or touches: merged into it */
+    }
+    if (j == i && s->n_verified == SEG_VERIFIED_SPANS) {
+        return;
+    }
+    memmove(&v[i + 1], &v[j], (s->n_verified - j) * sizeof(*v));
+    v[i].from = from;
+    v[i].to = to;
+    s->n_verified = s->n_verified - (j - i) + 1;
+}
+
+void seg_verified_cut(struct seg *s, uint64_t size)
+{
+    while (s->n_verified > 0 && s->verified[s->n_verified - 1].from >= size) {
+        s->n_verified--;
+    }
+    if (s->n_verified > 0 && s->verified[s->n_verified - 1].to > size) {
+        s->verified[s->n_verified - 1].to = size;
+    }
+}
+
+uint64_t seg_verified_gap(const struct seg *s, uint64_t from, uint64_t *gap_end)
+{
+    uint32_t i;
+
+    for (i = 0; i < s->n_verified && from < s->size; i++) {
+        if (s->verified[i].to <= from) {
+            continue;
+        }
+        if (s->verified[i].from > from) {
+            *gap_end =
+                s->verified[i].from < s->size ? s->verified[i].from : s->size;
+            return from;
+        }
+        from = s->verified[i].to; /* inside span i: skip past it */
+    }
+    if (from >= s->size) {
+        *gap_end = s->size;
+        return s->size;
+    }
+    *gap_end = s->size;
+    return from;
+}

@@ -17,6 +17,15 @@
 #include "common/batch.h"
 #include "common/err.h"
 
+/* Byte ranges [from, to) of whole batches known to be valid: checked by
+ * recovery, by a read or the scrub (CRC-32C, bounds, offsets), or written
+ * by this process after plog_append validated them. */
+#define SEG_VERIFIED_SPANS 8
+struct seg_span {
+    uint64_t from;
+    uint64_t to;
+};
+
 struct seg {
     const struct storage_ops *ops;
     const char *dir;            /* borrowed from the owning plog */
@@ -37,6 +46,9 @@ struct seg {
     bool sparse;       /* compacted log: batches may skip offsets, and a
                           closed segment's batches may end before
                           next_offset (the next segment's base) */
+    struct seg_span verified[SEG_VERIFIED_SPANS]; /* ascending, disjoint,
+                                                     never touching */
+    uint32_t n_verified;
 };
 
 /* "<dir>/<base as %020lld><ext>" into out (STORAGE_PATH_MAX).
@@ -116,5 +128,16 @@ WEIR_MUST_CHECK int seg_fsync_index(struct seg *s, struct err_detail *ed);
  * so the last one carries the segment's max timestamp, and write pending
  * entries to the open index files. No fsync. */
 WEIR_MUST_CHECK int seg_finish_index(struct seg *s, struct err_detail *ed);
+
+/* Record [from, to) as verified (merged with the spans it touches; when
+ * all SEG_VERIFIED_SPANS are taken a span that merges with none is
+ * forgotten, which only means checking it again). */
+void seg_verified_add(struct seg *s, uint64_t from, uint64_t to);
+/* Forget what lies at or past size (truncation). */
+void seg_verified_cut(struct seg *s, uint64_t size);
+/* The first byte at or past from (below s->size) not verified, with the
+ * end of that unverified run in *gap_end; s->size when there is none. */
+uint64_t
+seg_verified_gap(const struct seg *s, uint64_t from, uint64_t *gap_end);
 
 #endif /* BROKER_STORAGE_SEG_H */

@@ -70,6 +70,12 @@ struct storage_ops {
                 struct err_detail *ed);
     /* 1 when the path exists, 0 when not. */
     int (*exists)(void *ctx, const char *path);
+    /* Bytes an unprivileged writer may still use on the file system that
+     * holds path (statvfs: f_bavail * f_frsize). */
+    int (*free_bytes)(void *ctx,
+                      const char *path,
+                      uint64_t *out,
+                      struct err_detail *ed);
 };
 
 /* The real thing: files through open/pread/pwrite/fdatasync. */

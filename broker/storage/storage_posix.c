@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "common/mem.h"
@@ -316,6 +317,22 @@ static int posix_exists(void *ctx, const char *path)
     return stat(path, &st) == 0 ? 1 : 0;
 }
 
+static int posix_free_bytes(void *ctx,
+                            const char *path,
+                            uint64_t *out,
+                            struct err_detail *ed)
+{
+    struct statvfs sv;
+
+    (void)ctx;
+    *out = 0;
+    if (statvfs(path, &sv) != 0) {
+        return posix_err(ed, errno, "statvfs %s", path);
+    }
+    *out = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    return 0;
+}
+
 static const struct storage_ops storage_posix_ops = {
     .ctx = NULL,
     .open = posix_open,
@@ -333,6 +350,7 @@ static const struct storage_ops storage_posix_ops = {
     .fsync_dir = posix_fsync_dir,
     .list = posix_list,
     .exists = posix_exists,
+    .free_bytes = posix_free_bytes,
 };
 
 const struct storage_ops *storage_posix(void)

@@ -680,6 +680,21 @@ static int mem_exists(void *ctx, const char *path)
     return mem_lookup(ctx, path) != NULL ? 1 : 0;
 }
 
+static int mem_free_bytes(void *ctx,
+                          const char *path,
+                          uint64_t *out,
+                          struct err_detail *ed)
+{
+    struct mem_storage *ms = ctx;
+
+    *out = 0;
+    if (mem_lookup(ms, path) == NULL) {
+        return mem_fail(ed, ENOENT, "statvfs %s", path);
+    }
+    *out = ms->free_bytes;
+    return 0;
+}
+
 struct mem_storage *mem_storage_new(void)
 {
     struct mem_storage *ms = mem_xalloc(sizeof(*ms));
@@ -702,6 +717,8 @@ struct mem_storage *mem_storage_new(void)
     ms->ops.fsync_dir = mem_fsync_dir;
     ms->ops.list = mem_list;
     ms->ops.exists = mem_exists;
+    ms->ops.free_bytes = mem_free_bytes;
+    ms->free_bytes = UINT64_MAX;
     return ms;
 }
 

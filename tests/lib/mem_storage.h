@@ -62,6 +62,9 @@ unsigned long mem_storage_calls(const struct mem_storage *ms, enum mem_op op);
 uint64_t mem_storage_bytes_read(const struct mem_storage *ms);
 /* Calls that failed through injection. */
 unsigned long mem_storage_failed(const struct mem_storage *ms);
+/* What free_bytes reports from now on (default UINT64_MAX); writes are
+ * not limited by it (inject ENOSPC with mem_storage_fail). */
+void mem_storage_set_free_bytes(struct mem_storage *ms, uint64_t n);
 
 /* Power failure: keep only what was fsynced (file bytes and directory
  * entries). Handles still open keep pointing at their (reverted) files. */

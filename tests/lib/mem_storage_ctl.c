@@ -43,6 +43,11 @@ unsigned long mem_storage_failed(const struct mem_storage *ms)
     return ms->failed;
 }
 
+void mem_storage_set_free_bytes(struct mem_storage *ms, uint64_t n)
+{
+    ms->free_bytes = n;
+}
+
 static void mem_crash_inode(struct mem_inode *ino, int depth)
 {
     size_t i;

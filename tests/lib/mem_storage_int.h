@@ -68,6 +68,7 @@ struct mem_storage {
     uint64_t bytes_read;
     struct mem_undo undo;
     size_t open_files;
+    uint64_t free_bytes; /* what free_bytes answers (no quota is enforced) */
 };
 
 /* malloc that aborts on failure (see mem_storage.c for why not mem.h) */

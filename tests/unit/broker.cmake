@@ -19,3 +19,7 @@ weir_unit_test(test_cluster_watch
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_cluster_watch.c
           ${CMAKE_SOURCE_DIR}/broker/cluster/cluster_watch.c
   LIBS weir_common)
+# When an offline partition log may come back (broker/log_health.c).
+weir_unit_test(test_log_health
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_log_health.c
+  LIBS weir_broker weir_testlib)

@@ -38,8 +38,8 @@ static void test_codes_are_unique_and_ascending(void **state)
     size_t i;
 
     (void)state;
-    /* the enum value is the wire code: codes must never be reused. Ranges
-     * are handed out to parallel work, so the table may have gaps. */
+    /* the enum value is the wire code: codes must never be reused; the
+     * table is in code order (ranges may be reserved, so gaps are fine) */
     assert_int_equal(err_all_codes[0], 0);
     for (i = 1; i < ERR_N_CODES; i++) {
         assert_true(err_all_codes[i] > err_all_codes[i - 1]);

@@ -563,13 +563,14 @@ static void test_housekeep_rolls_and_applies_retention(void **state)
         logmgr_create_topic(f->m, "h", 2, 1, cfg, 2, false, 1000, &f->ed), 0);
     for (i = 0; i < 3; i++) {
         append_to(f, "h", 0, 2); /* records stamped 1000, 1001 */
-        assert_int_equal(logmgr_housekeep(f->m, 2000 + i * 1000, &f->ed), 0);
+        assert_int_equal(
+            logmgr_housekeep(f->m, 2000 + i * 1000, NULL, NULL, &f->ed), 0);
     }
     log = logmgr_partition(f->m, "h", 0);
     assert_int_equal(plog_segment_count(log), 4);
     assert_int_equal(plog_segment_count(logmgr_partition(f->m, "h", 1)), 1);
     /* at 7000 every record is older than 5 s: all closed segments go */
-    assert_int_equal(logmgr_housekeep(f->m, 7000, &f->ed), 0);
+    assert_int_equal(logmgr_housekeep(f->m, 7000, NULL, NULL, &f->ed), 0);
     assert_int_equal(plog_segment_count(log), 1);
     assert_true(plog_start_offset(log) == 6);
     assert_true(plog_end_offset(log) == 6);
@@ -589,7 +590,7 @@ static void oom_scenario(struct fx *f)
     fails +=
         logmgr_create_topic(f->m, "b", 3, 1, NULL, 0, false, 1000, &f->ed) != 0;
     fails += logmgr_delete_topic(f->m, "b", 2000, &f->ed) != 0;
-    fails += logmgr_housekeep(f->m, 5000, &f->ed) != 0;
+    fails += logmgr_housekeep(f->m, 5000, NULL, NULL, &f->ed) != 0;
     logmgr_close(f->m);
     f->m = NULL;
     fails += logmgr_open(f->ops, DATA, &f->defaults, 1000, &f->m, &f->ed) != 0;

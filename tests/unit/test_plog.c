@@ -334,8 +334,16 @@ static void test_disk_full_leaves_log_unchanged(void **state)
     assert_non_null(strstr(f->ed.msg, "pwrite /data/t-0/"));
     assert_true(plog_end_offset(f->log) == end);
     assert_true(mem_storage_size_of(f->ms, seg0) == size);
+    /* a failed write takes the log offline: nothing more goes in or out */
+    assert_true(plog_is_offline(f->log));
+    assert_int_equal(plog_fixture_append(f, 1, 1, 1, 10, 1000),
+                     WEIR_ELOG_OFFLINE);
+    assert_true(mem_storage_size_of(f->ms, seg0) == size);
+    /* space comes back: reopened in place, appends continue where they
+     * were */
+    assert_int_equal(plog_recover(f->log, 1000, &end, &end, &f->ed), 0);
+    assert_false(plog_is_offline(f->log));
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
-    /* space comes back: appends continue where they were */
     append_random(f, 3, 1000);
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
     plog_fixture_close(f);
@@ -379,9 +387,11 @@ static void test_fsync_failure_takes_log_offline(void **state)
     assert_int_equal(plog_flush(f->log, &f->ed), WEIR_EIO);
     assert_true(plog_durable_offset(f->log) == 0);
     /* no retry-and-continue after a failed fsync */
-    assert_int_equal(plog_fixture_append(f, 1, 1, 1, 10, 1000), WEIR_ESTORAGE);
+    assert_int_equal(plog_fixture_append(f, 1, 1, 1, 10, 1000),
+                     WEIR_ELOG_OFFLINE);
     assert_non_null(strstr(f->ed.msg, "offline"));
-    assert_int_equal(plog_flush(f->log, &f->ed), WEIR_ESTORAGE);
+    assert_non_null(strstr(f->ed.msg, "fdatasync"));
+    assert_int_equal(plog_flush(f->log, &f->ed), WEIR_ELOG_OFFLINE);
     /* close leaves no clean marker: the next open recovers */
     plog_fixture_close(f);
     assert_int_equal(
@@ -645,7 +655,8 @@ static void oom_scenario(struct plog_fixture *f)
     fails += plog_offset_for_time(f->log, 5, &off, &ts, &f->ed) != 0;
     fails += plog_truncate_to(f->log, plog_end_offset(f->log) / 2, &f->ed) != 0;
     log_model_truncate(&f->model, plog_end_offset(f->log));
-    fails += plog_enforce_retention(f->log, 1000, &deleted, &f->ed) != 0;
+    fails +=
+        plog_enforce_retention(f->log, 1000, INT64_MAX, &deleted, &f->ed) != 0;
     log_model_drop_front(&f->model, plog_start_offset(f->log));
     plog_fixture_close(f);
     fails += plog_fixture_open(f, 1000) != 0;

@@ -499,8 +499,9 @@ static void test_compact_policy_and_lag(void **state)
     f->cfg.cleanup_policy = PLOG_CLEANUP_COMPACT;
     f->cfg.retention_ms = 1;
     plog_set_config(f->log, &f->cfg);
-    assert_int_equal(
-        plog_enforce_retention(f->log, T0 + 10 * HOUR, &deleted, &f->ed), 0);
+    assert_int_equal(plog_enforce_retention(f->log, T0 + 10 * HOUR, INT64_MAX,
+                                            &deleted, &f->ed),
+                     0);
     assert_int_equal(deleted, 0);
     /* lag: records younger than it are not cleanable yet */
     f->cfg.min_compaction_lag_ms = HOUR;

@@ -133,7 +133,8 @@ static void test_restart_refuses_bad_offset_and_offline_log(void **state)
     mem_storage_fail(f->ms, MEM_OP_FSYNC, 1, EIO, 0, false);
     assert_int_not_equal(plog_flush(f->log, &f->ed), 0);
     mem_storage_fail_clear(f->ms);
-    assert_int_equal(plog_restart_at(f->log, 500, 1000, &f->ed), WEIR_ESTORAGE);
+    assert_int_equal(plog_restart_at(f->log, 500, 1000, &f->ed),
+                     WEIR_ELOG_OFFLINE);
 }
 
 /* What a reopen after a crash may find: the old log cut to a run of its

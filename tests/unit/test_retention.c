@@ -80,7 +80,7 @@ static void test_retention_by_age_deletes_old_closed_segments(void **state)
     /* at t0 + 11h30 the two oldest hours (newest records at t0 + 4 ms and
      * t0 + 1h + 4 ms) are older than 10 h */
     assert_int_equal(plog_enforce_retention(f->log, t0 + 11 * HOUR + HOUR / 2,
-                                            &deleted, &f->ed),
+                                            INT64_MAX, &deleted, &f->ed),
                      0);
     assert_int_equal(deleted, 2);
     assert_int_equal(plog_segment_count(f->log), 5);
@@ -97,7 +97,7 @@ static void test_retention_by_age_deletes_old_closed_segments(void **state)
     }
     /* again at the same time: nothing more */
     assert_int_equal(plog_enforce_retention(f->log, t0 + 11 * HOUR + HOUR / 2,
-                                            &deleted, &f->ed),
+                                            INT64_MAX, &deleted, &f->ed),
                      0);
     assert_int_equal(deleted, 0);
 }
@@ -113,8 +113,9 @@ static void test_retention_never_deletes_active_segment(void **state)
     /* the active segment has data too */
     assert_int_equal(plog_fixture_append(f, 3, t0, 1, 80, t0 + 3 * HOUR), 0);
     /* far in the future everything is expired, yet the active stays */
-    assert_int_equal(
-        plog_enforce_retention(f->log, t0 + 1000 * HOUR, &deleted, &f->ed), 0);
+    assert_int_equal(plog_enforce_retention(f->log, t0 + 1000 * HOUR, INT64_MAX,
+                                            &deleted, &f->ed),
+                     0);
     assert_true(deleted > 0);
     assert_int_equal(plog_segment_count(f->log), 1);
     assert_true(plog_active(f->log)->size > 0);
@@ -123,6 +124,44 @@ static void test_retention_never_deletes_active_segment(void **state)
     /* still appendable */
     assert_int_equal(plog_fixture_append(f, 1, t0, 1, 80, t0 + 3 * HOUR), 0);
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
+}
+
+/* A segment holding an offset at or above the high watermark stays,
+ * whatever age or size says: a follower may not have copied it yet, and
+ * what is not committed must never vanish from the leader first. */
+static void test_retention_never_passes_the_high_watermark(void **state)
+{
+    struct plog_fixture *f = *state;
+    uint32_t deleted;
+    int64_t hw;
+    int i;
+
+    f->cfg.retention_ms = 1;
+    f->cfg.retention_bytes = 1;
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    for (i = 0; i < 60; i++) {
+        assert_int_equal(plog_fixture_append(f, 2, i, 1, 100, 1000), 0);
+    }
+    assert_true(plog_segment_count(f->log) > 5);
+    /* nothing replicated yet: nothing goes */
+    assert_int_equal(
+        plog_enforce_retention(f->log, 1000000, 0, &deleted, &f->ed), 0);
+    assert_int_equal(deleted, 0);
+    /* the high watermark inside segment 3: segments 0..2 go, 3 stays */
+    hw = f->log->segs[3]->base_offset + 1;
+    assert_int_equal(
+        plog_enforce_retention(f->log, 1000000, hw, &deleted, &f->ed), 0);
+    assert_int_equal(deleted, 3);
+    assert_true(plog_start_offset(f->log) < hw);
+    assert_true(f->log->segs[0]->next_offset > hw);
+    log_model_drop_front(&f->model, plog_start_offset(f->log));
+    assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
+    /* at a segment's end exactly: that segment may go too */
+    hw = f->log->segs[0]->next_offset;
+    assert_int_equal(
+        plog_enforce_retention(f->log, 1000000, hw, &deleted, &f->ed), 0);
+    assert_int_equal(deleted, 1);
+    assert_true(plog_start_offset(f->log) == hw);
 }
 
 static void test_retention_by_size_drops_oldest(void **state)
@@ -140,7 +179,8 @@ static void test_retention_by_size_drops_oldest(void **state)
     }
     before = plog_size_bytes(f->log);
     assert_true(before > 6000);
-    assert_int_equal(plog_enforce_retention(f->log, 1000, &deleted, &f->ed), 0);
+    assert_int_equal(
+        plog_enforce_retention(f->log, 1000, INT64_MAX, &deleted, &f->ed), 0);
     assert_true(deleted > 0);
     assert_true(plog_size_bytes(f->log) <= 3000);
     /* only as many as needed: segments hold at most 1000 bytes, so keeping
@@ -150,7 +190,8 @@ static void test_retention_by_size_drops_oldest(void **state)
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
     /* an active segment bigger than the limit is kept */
     f->log->cfg.retention_bytes = 1;
-    assert_int_equal(plog_enforce_retention(f->log, 1000, &deleted, &f->ed), 0);
+    assert_int_equal(
+        plog_enforce_retention(f->log, 1000, INT64_MAX, &deleted, &f->ed), 0);
     assert_int_equal(plog_segment_count(f->log), 1);
     log_model_drop_front(&f->model, plog_start_offset(f->log));
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
@@ -183,7 +224,7 @@ static void test_retention_after_reopen_uses_time_index(void **state)
         /* same answer as before the restart: the newest record of segment
          * k is t0 + k h + 4 ms */
         assert_int_equal(plog_enforce_retention(f->log, t0 + 12 * HOUR + 3,
-                                                &deleted, &f->ed),
+                                                INT64_MAX, &deleted, &f->ed),
                          0);
         assert_int_equal(deleted, 2);
         log_model_drop_front(&f->model, plog_start_offset(f->log));
@@ -203,8 +244,9 @@ static void test_retention_disabled_or_timestamps_unknown(void **state)
     for (i = 0; i < 40; i++) {
         assert_int_equal(plog_fixture_append(f, 2, i, 1, 100, 1000), 0);
     }
-    assert_int_equal(
-        plog_enforce_retention(f->log, INT64_MAX / 2, &deleted, &f->ed), 0);
+    assert_int_equal(plog_enforce_retention(f->log, INT64_MAX / 2, INT64_MAX,
+                                            &deleted, &f->ed),
+                     0);
     assert_int_equal(deleted, 0);
     /* producers that send no timestamps (-1) never expire by age */
     plog_fixture_kill(f);
@@ -217,8 +259,9 @@ static void test_retention_disabled_or_timestamps_unknown(void **state)
         assert_int_equal(plog_fixture_append(f, 2, -1, 0, 100, 1000), 0);
     }
     assert_true(plog_segment_count(f->log) > 3);
-    assert_int_equal(plog_enforce_retention(f->log, 1000000, &deleted, &f->ed),
-                     0);
+    assert_int_equal(
+        plog_enforce_retention(f->log, 1000000, INT64_MAX, &deleted, &f->ed),
+        0);
     assert_int_equal(deleted, 0);
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
 }
@@ -235,9 +278,9 @@ static void test_offset_for_time_after_retention(void **state)
     assert_int_equal(plog_fixture_open(f, t0), 0);
     (void)fill_hours(f, t0, 4);
     /* segment 1's newest record (t0 + 1h + 4 ms) is exactly 10 h old: kept */
-    assert_int_equal(
-        plog_enforce_retention(f->log, t0 + 11 * HOUR + 4, &deleted, &f->ed),
-        0);
+    assert_int_equal(plog_enforce_retention(f->log, t0 + 11 * HOUR + 4,
+                                            INT64_MAX, &deleted, &f->ed),
+                     0);
     assert_int_equal(deleted, 1);
     /* a time before everything left answers with the new start */
     assert_int_equal(plog_offset_for_time(f->log, 0, &off, &ts, &f->ed), 0);
@@ -258,6 +301,8 @@ int main(void)
             test_retention_after_reopen_uses_time_index, setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_retention_disabled_or_timestamps_unknown, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_retention_never_passes_the_high_watermark, setup, teardown),
         cmocka_unit_test_setup_teardown(test_offset_for_time_after_retention,
                                         setup, teardown),
     };
