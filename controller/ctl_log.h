@@ -11,8 +11,9 @@
  * the file: a last frame that is short or ends exactly at the end of the
  * file but fails its CRC, or zeros after the last whole frame. A frame
  * that fails its CRC (or has an impossible length) with bytes after it is
- * damage in the middle: open refuses, naming the file and the byte. The records since the snapshot are also kept in memory, encoded as
- * brokers fetch them (u32be length | record), so a FetchMetadata is a copy.
+ * damage in the middle: open refuses, naming the file and the byte. The
+ * records since the snapshot are also kept in memory, encoded as brokers
+ * fetch them (u32be length | record), so a FetchMetadata is a copy.
  * Locality: the controller loop thread. */
 #ifndef CONTROLLER_CTL_LOG_H
 #define CONTROLLER_CTL_LOG_H

@@ -895,9 +895,8 @@ void repl_io_log_reopened(struct repl_io *io,
     if (repl_epochs_truncate_from_end(&p->epochs, plog_end_offset(log)) > 0) {
         err_detail_clear(&ed);
         if (repl_io_part_store(p, log, &ed) != 0) {
-            repl_io_part_failed(io, p, log,
-                                "writing the leader-epoch checkpoint: %s",
-                                ed.msg);
+            repl_io_part_failed(
+                io, p, log, "writing the leader-epoch checkpoint: %s", ed.msg);
             return;
         }
     }
