@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it: install dependencies, build, run
-# every ctest tier (unit, fuzz-replay, integration, security), then the
+# every ctest tier (unit, fuzz-replay, integration, security, faults: the
+# fault tests mount small tmpfs file systems, so run as root), then the
 # failover harness, plain and with mutual TLS (chaos: against
 # docker-compose when a Docker engine answers, else against local
 # processes), then every fuzz target for a bounded time (clang, libFuzzer),
