@@ -234,29 +234,73 @@ static int ctl_log_replay_body(struct ctl_log *l,
     return 0;
 }
 
+/* Could a whole batch start at byte pos? Its length fits the file, its
+ * first offset is at most `next` + the bytes from pos to the end (the
+ * damaged bytes before it hold fewer records than bytes; `next` is the
+ * offset the bad batch started at), and its CRC holds. Cheap tests
+ * first: most positions fail on the length or the offset. */
+static bool
+ctl_log_frame_at(const uint8_t *p, size_t len, size_t pos, int64_t next)
+{
+    size_t left = len - pos;
+    uint32_t blen;
+    uint64_t first;
+
+    if (left < CTL_LOG_FRAME_HEAD + CTL_LOG_BODY_HEAD) {
+        return false;
+    }
+    blen = wire_get_u32be(p + pos);
+    if (blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH ||
+        blen > left - CTL_LOG_FRAME_HEAD) {
+        return false;
+    }
+    first = wire_get_u64be(p + pos + CTL_LOG_FRAME_HEAD);
+    if (next < 0 || first > (uint64_t)next + left) {
+        return false;
+    }
+    return crc32c(p + pos + CTL_LOG_FRAME_HEAD, blen) ==
+           wire_get_u32be(p + pos + 4);
+}
+
 /* The frame at `at` is bad (short, a length out of range, or a CRC that
  * fails). Only what a crash during the last append can leave is a torn
  * tail, to be cut: a frame that runs past the end of the file, a last
  * frame that ends exactly at it, or nothing but zeros from here on (the
  * file grew before the data reached the disk). A bad frame with more
  * bytes after it is damage in the middle of the log, and cutting there
- * would silently drop every batch after it: refuse instead. */
+ * would silently drop every batch after it: refuse instead. A damaged
+ * length field can make a frame in the middle look like one that runs
+ * past the end, so before anything is called torn the bytes after `at`
+ * are searched, byte by byte, for a whole batch (CRC-valid, a plausible
+ * first offset): a crash during the last append cannot leave one there. */
 static int ctl_log_torn_or_corrupt(const struct ctl_log *l,
                                    const uint8_t *p,
                                    size_t len,
                                    size_t at,
+                                   int64_t next_offset,
                                    struct err_detail *ed)
 {
     size_t left = len - at;
-    uint32_t blen;
+    uint32_t blen = wire_get_u32be(p + at);
+    bool impossible = blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH;
+    const char *what = impossible ? "has an impossible length"
+                       : blen > left - CTL_LOG_FRAME_HEAD
+                           ? "runs past the end of the file"
+                           : "fails its CRC";
     size_t i;
 
-    if (left < CTL_LOG_FRAME_HEAD) {
-        return 0;
+    for (i = at + 1; i < len; i++) {
+        if (ctl_log_frame_at(p, len, i, next_offset)) {
+            return err_set(ed, WEIR_ECORRUPT,
+                           "%s: the batch at byte %zu %s, but a whole batch "
+                           "follows at byte %zu (%zu bytes after it): damage "
+                           "in the middle of the metadata log, not a torn "
+                           "last write; refusing to start (restore the "
+                           "controller's data dir from a copy)",
+                           l->log_path, at, what, i, len - i);
+        }
     }
-    blen = wire_get_u32be(p + at);
-    if (blen >= CTL_LOG_BODY_HEAD && blen <= CTL_LOG_MAX_BATCH &&
-        blen >= left - CTL_LOG_FRAME_HEAD) {
+    if (!impossible && blen >= left - CTL_LOG_FRAME_HEAD) {
         return 0;
     }
     for (i = at; i < len && p[i] == 0; i++) {
@@ -269,13 +313,9 @@ static int ctl_log_torn_or_corrupt(const struct ctl_log *l,
                    "damage in the middle of the metadata log, not a torn "
                    "last write; refusing to start (restore the controller's "
                    "data dir from a copy)",
-                   l->log_path, at,
-                   blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH
-                       ? "has an impossible length"
-                       : "fails its CRC",
-                   blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH
-                       ? left - CTL_LOG_FRAME_HEAD
-                       : left - CTL_LOG_FRAME_HEAD - blen);
+                   l->log_path, at, what,
+                   impossible ? left - CTL_LOG_FRAME_HEAD
+                              : left - CTL_LOG_FRAME_HEAD - blen);
 }
 
 /* Replay metadata.log bytes; *good is where the last whole batch ends. */
@@ -295,14 +335,15 @@ static int ctl_log_replay(struct ctl_log *l,
         uint32_t blen;
         uint32_t crc;
         if (len - at < CTL_LOG_FRAME_HEAD) {
-            return 0; /* a torn frame head */
+            return 0; /* a torn frame head: too short for a batch after it */
         }
         blen = wire_get_u32be(p + at);
         crc = wire_get_u32be(p + at + 4);
         if (blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH ||
             blen > len - at - CTL_LOG_FRAME_HEAD ||
             crc32c(p + at + CTL_LOG_FRAME_HEAD, blen) != crc) {
-            return ctl_log_torn_or_corrupt(l, p, len, at, ed);
+            return ctl_log_torn_or_corrupt(l, p, len, at,
+                                           meta_image_end_offset(img), ed);
         }
         rv = ctl_log_replay_body(l, p + at + CTL_LOG_FRAME_HEAD, blen, img, ed);
         if (rv != 0) {
@@ -314,6 +355,44 @@ static int ctl_log_replay(struct ctl_log *l,
         (*batches)++;
     }
     return 0;
+}
+
+static int ctl_log_write_atomic(struct ctl_log *l,
+                                const char *name,
+                                const uint8_t *p,
+                                size_t n,
+                                struct err_detail *ed);
+
+/* Keep the bytes a cut removes: metadata.log.cut-<byte> (a free name:
+ * .1, .2, ... after it if taken), written and fsynced before the cut, so
+ * no cut ever destroys what might have been an acknowledged batch. */
+static int ctl_log_save_cut(struct ctl_log *l,
+                            const uint8_t *p,
+                            size_t len,
+                            uint64_t at,
+                            struct ctl_log_stats *st,
+                            struct err_detail *ed)
+{
+    struct stat sb;
+    char path[4096];
+    int i;
+
+    for (i = 0; i < 1000; i++) {
+        if (i == 0) {
+            (void)snprintf(st->cut_file, sizeof(st->cut_file), "%s.cut-%llu",
+                           CTL_LOG_FILE, (unsigned long long)at);
+        } else {
+            (void)snprintf(st->cut_file, sizeof(st->cut_file), "%s.cut-%llu.%d",
+                           CTL_LOG_FILE, (unsigned long long)at, i);
+        }
+        (void)snprintf(path, sizeof(path), "%s/%s", l->dir, st->cut_file);
+        if (stat(path, &sb) != 0 && errno == ENOENT) {
+            return ctl_log_write_atomic(l, st->cut_file, p + at, len - at, ed);
+        }
+    }
+    return err_set(ed, WEIR_EIO,
+                   "%s: no free name to save the %zu bytes cut at byte %llu",
+                   l->log_path, (size_t)(len - at), (unsigned long long)at);
 }
 
 static void ctl_log_forget(struct ctl_log *l, int64_t start)
@@ -357,14 +436,18 @@ static int ctl_log_load(struct ctl_log *l,
     if (rv == 0) {
         rv = ctl_log_replay(l, p, len, img, &good, &st->batches, ed);
     }
-    mem_free(p);
     if (rv == 0 && good < len) {
-        /* cut before anything is appended after the garbage */
+        /* cut before anything is appended after the garbage, and only
+         * once the bytes are kept */
         st->cut_bytes = len - good;
-        if (ftruncate(l->fd, (off_t)good) != 0 || fsync(l->fd) != 0) {
+        st->cut_at_byte = good;
+        rv = ctl_log_save_cut(l, p, len, good, st, ed);
+        if (rv == 0 &&
+            (ftruncate(l->fd, (off_t)good) != 0 || fsync(l->fd) != 0)) {
             rv = err_sys(ed, WEIR_EIO, errno, "ftruncate", "%s", l->log_path);
         }
     }
+    mem_free(p);
     if (rv != 0) {
         meta_image_free(img);
         ctl_log_forget(l, 0);

@@ -9,9 +9,11 @@
  * A batch is one ctl_core step: replay sees it whole or not at all. Open
  * loads the snapshot, replays the log after it and cuts a torn tail off
  * the file: a last frame that is short or ends exactly at the end of the
- * file but fails its CRC, or zeros after the last whole frame. A frame
- * that fails its CRC (or has an impossible length) with bytes after it is
- * damage in the middle: open refuses, naming the file and the byte. The
+ * file but fails its CRC, or zeros after the last whole frame; the bytes
+ * cut are first saved to metadata.log.cut-<byte> (fsynced). A frame that
+ * fails its CRC (or has an impossible length) with bytes after it, or
+ * with a CRC-valid frame anywhere after it, is damage in the middle: open
+ * refuses, naming the file and the byte. The
  * records since the snapshot are also kept in memory, encoded as brokers
  * fetch them (u32be length | record), so a FetchMetadata is a copy.
  * Locality: the controller loop thread. */
@@ -37,6 +39,8 @@ struct ctl_log_stats {
     int64_t snapshot_end; /* offset the snapshot reached; 0 = none */
     uint32_t batches;     /* replayed from metadata.log */
     uint64_t cut_bytes;   /* torn tail removed */
+    uint64_t cut_at_byte; /* where the cut began */
+    char cut_file[128];   /* the cut bytes were saved here (in the dir) */
 };
 
 /* Open (creating dir if missing) and rebuild the image: snapshot, then the

@@ -148,21 +148,73 @@ static void test_batches_replay_whole(void **state)
     (void)lfx_reopen_equal(f, true);
 }
 
+/* Whole file into a malloc'd buffer; *len its size. */
+static uint8_t *lfx_read(const char *path, size_t *len)
+{
+    struct stat st;
+    uint8_t *p;
+    int fd = open(path, O_RDONLY);
+
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    p = malloc((size_t)st.st_size + 1);
+    assert_non_null(p);
+    assert_int_equal(pread(fd, p, (size_t)st.st_size, 0), st.st_size);
+    (void)close(fd);
+    *len = (size_t)st.st_size;
+    return p;
+}
+
+/* The cut bytes were kept in dir/name, exactly. */
+static void lfx_assert_saved(const struct lfx *f,
+                             const struct ctl_log_stats *st,
+                             const uint8_t *before,
+                             size_t before_len)
+{
+    char path[256];
+    char want[64];
+    uint8_t *saved;
+    size_t n;
+
+    (void)snprintf(want, sizeof(want), "%s.cut-%llu", CTL_LOG_FILE,
+                   (unsigned long long)st->cut_at_byte);
+    assert_string_equal(st->cut_file, want);
+    (void)snprintf(path, sizeof(path), "%s/%s", f->dir, st->cut_file);
+    saved = lfx_read(path, &n);
+    assert_int_equal(n, st->cut_bytes);
+    assert_int_equal(st->cut_at_byte + n, before_len);
+    assert_memory_equal(saved, before + st->cut_at_byte, n);
+    free(saved);
+}
+
 static void test_torn_tail_is_cut(void **state)
 {
     struct lfx *f = *state;
     struct ctl_log_stats st;
+    uint8_t *before;
+    size_t before_len;
     off_t good;
 
     lfx_join(f, 1);
     good = lfx_size(f);
     lfx_create(f, "orders", 2); /* this batch gets torn */
     assert_int_equal(truncate(f->path, lfx_size(f) - 3), 0);
+    before = lfx_read(f->path, &before_len);
     st = lfx_reopen_equal(f, false);
     assert_int_equal(st.batches, 2);
     assert_true(st.cut_bytes > 0);
     assert_int_equal(lfx_size(f), good); /* cut at the first bad byte */
     assert_int_equal(ctl_log_end_offset(f->log), 2);
+    /* and not lost: the bytes cut are in metadata.log.cut-<byte> */
+    assert_int_equal(st.cut_at_byte, good);
+    lfx_assert_saved(f, &st, before, before_len);
+    free(before);
+    /* a second cut at the same byte keeps the first file */
+    assert_int_equal(truncate(f->path, good + 100), 0);
+    st = lfx_reopen_equal(f, false);
+    assert_int_equal(st.cut_at_byte, good);
+    assert_non_null(strstr(st.cut_file, ".cut-"));
+    assert_non_null(strstr(st.cut_file, ".1"));
 }
 
 static void lfx_flip(const struct lfx *f, off_t at)
@@ -221,6 +273,55 @@ static void test_crc_failure_in_the_middle_refuses_to_start(void **state)
     meta_image_free(img);
 }
 
+/* The issue's case: a bit flip in the length of the second of five
+ * batches makes it look like a batch that runs past the end of the file
+ * (a torn last write). The batches after it are whole and CRC-valid, so
+ * it is damage in the middle: open refuses, naming the file and both
+ * bytes, and cuts nothing (before, the three batches after it were cut
+ * as a torn tail). */
+static void test_damaged_length_in_the_middle_is_not_a_torn_tail(void **state)
+{
+    struct lfx *f = *state;
+    struct meta_image *img = NULL;
+    struct ctl_log_stats st;
+    struct err_detail ed;
+    char want[300];
+    off_t second;
+    off_t third;
+    off_t size;
+    int fd;
+    uint8_t byte;
+
+    lfx_join(f, 1); /* two batches */
+    second = lfx_size(f);
+    lfx_create(f, "t1", 1);
+    third = lfx_size(f);
+    lfx_create(f, "t2", 1);
+    lfx_create(f, "t3", 1);
+    size = lfx_size(f);
+    /* bit 16 of the second batch's length: +65536, past the end */
+    fd = open(f->path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pread(fd, &byte, 1, second + 1), 1);
+    byte ^= 0x01;
+    assert_int_equal(pwrite(fd, &byte, 1, second + 1), 1);
+    (void)close(fd);
+    ctl_log_close(f->log);
+    f->log = NULL;
+    err_detail_clear(&ed);
+    assert_int_equal(ctl_log_open(f->dir, &f->log, &img, &st, &ed),
+                     WEIR_ECORRUPT);
+    assert_null(f->log);
+    (void)snprintf(want, sizeof(want),
+                   "%s: the batch at byte %lld runs past the end of the file, "
+                   "but a whole batch follows at byte %lld",
+                   f->path, (long long)second, (long long)third);
+    if (strstr(ed.msg, want) == NULL) {
+        fail_msg("got \"%s\"", ed.msg);
+    }
+    assert_int_equal(lfx_size(f), size);
+}
+
 /* The last batch ends exactly at the end of the file but fails its CRC: a
  * write torn inside the batch. It is cut. */
 static void test_last_batch_with_bad_crc_is_cut(void **state)
@@ -229,15 +330,21 @@ static void test_last_batch_with_bad_crc_is_cut(void **state)
     struct ctl_log_stats st;
     off_t good;
 
+    uint8_t *before;
+    size_t before_len;
+
     lfx_join(f, 1);
     good = lfx_size(f);
     lfx_create(f, "orders", 2);
     lfx_flip(f, lfx_size(f) - 2);
+    before = lfx_read(f->path, &before_len);
     st = lfx_reopen_equal(f, false);
     assert_int_equal(st.batches, 2);
     assert_true(st.cut_bytes > 0);
     assert_int_equal(lfx_size(f), good);
     assert_int_equal(ctl_log_end_offset(f->log), 2);
+    lfx_assert_saved(f, &st, before, before_len); /* it may have been acked */
+    free(before);
 }
 
 /* The file grew but the data never reached the disk: zeros after the last
@@ -347,6 +454,9 @@ int main(void)
                                         lfx_teardown),
         cmocka_unit_test_setup_teardown(
             test_crc_failure_in_the_middle_refuses_to_start, lfx_setup,
+            lfx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_damaged_length_in_the_middle_is_not_a_torn_tail, lfx_setup,
             lfx_teardown),
         cmocka_unit_test_setup_teardown(test_last_batch_with_bad_crc_is_cut,
                                         lfx_setup, lfx_teardown),
