@@ -14,6 +14,8 @@
 #include "common/crc32c.h"
 #include "common/mem.h"
 #include "common/trace.h"
+#include "controller/ctl_chain.h"
+#include "controller/meta/meta_chain.h"
 #include "controller/meta/meta_snapshot.h"
 
 #define CTL_LOG_FRAME_HEAD 8  /* body length, CRC */
@@ -31,6 +33,7 @@ struct ctl_log {
     uint32_t *pos;       /* pos[i]: where record start + i begins in mem */
     uint32_t n_pos;
     uint32_t cap_pos;
+    struct ctl_chain chain; /* values from a tail before the snapshot on */
 };
 
 static char *ctl_log_path(const char *dir, const char *name)
@@ -155,24 +158,31 @@ static int ctl_log_write_all(int fd,
     return 0;
 }
 
-/* Keep the bytes of one record (u32be length | record) in memory. */
+/* Keep the bytes of one record (u32be length | record) in memory, and
+ * its chain value. */
 static int ctl_log_hold(struct ctl_log *l, const uint8_t *p, size_t n)
 {
+    if (n < 4 || ctl_chain_push(&l->chain, p + 4, n - 4) != 0) {
+        return WEIR_ENOMEM;
+    }
     if (l->n_pos == l->cap_pos) {
         uint32_t cap = l->cap_pos == 0 ? 64 : l->cap_pos * 2;
         uint32_t *np = mem_realloc(l->pos, cap * sizeof(*np));
         if (np == NULL) {
+            ctl_chain_drop_last(&l->chain, 1);
             return WEIR_ENOMEM;
         }
         l->pos = np;
         l->cap_pos = cap;
     }
     if (l->mem.len > UINT32_MAX - n) {
+        ctl_chain_drop_last(&l->chain, 1);
         return WEIR_ENOMEM; /* a snapshot is long overdue */
     }
     l->pos[l->n_pos] = (uint32_t)l->mem.len;
     buf_put(&l->mem, p, n);
     if (!buf_ok(&l->mem)) {
+        ctl_chain_drop_last(&l->chain, 1);
         return WEIR_ENOMEM;
     }
     l->n_pos++;
@@ -402,6 +412,44 @@ static void ctl_log_forget(struct ctl_log *l, int64_t start)
     l->start = l->end = start;
 }
 
+/* The snapshot file: chain values, then the image (or, written before
+ * chains, the image alone: its end value is made from its bytes). */
+static int ctl_log_load_snapshot(struct ctl_log *l,
+                                 const uint8_t *p,
+                                 size_t len,
+                                 struct meta_image **img,
+                                 struct err_detail *ed)
+{
+    int64_t chain_end = -1;
+    size_t used = 0;
+    int rv = 0;
+
+    if (len >= 4 && wire_get_u32be(p) == CTL_CHAIN_MAGIC) {
+        rv = ctl_chain_decode(&l->chain, p, len, &used, &chain_end, ed);
+    }
+    if (rv == 0) {
+        rv = meta_snapshot_decode(p + used, len - used, img, ed);
+    }
+    if (rv == 0 && used == 0 &&
+        ctl_chain_reset(&l->chain, meta_image_end_offset(*img),
+                        meta_chain_of_legacy_snapshot(p, len)) != 0) {
+        rv = err_set(ed, WEIR_ENOMEM, "loading the snapshot");
+    }
+    if (rv == 0 && used > 0 && chain_end != meta_image_end_offset(*img)) {
+        rv = err_set(ed, WEIR_ECORRUPT,
+                     "its chain values end at offset %lld, its image at "
+                     "%lld",
+                     (long long)chain_end,
+                     (long long)meta_image_end_offset(*img));
+    }
+    if (rv != 0) {
+        meta_image_free(*img);
+        *img = NULL;
+        err_wrap(ed, "%s", l->snap_path);
+    }
+    return rv;
+}
+
 /* Snapshot (if any) then log into a new image; cuts a torn tail. */
 static int ctl_log_load(struct ctl_log *l,
                         struct meta_image **img_out,
@@ -418,11 +466,10 @@ static int ctl_log_load(struct ctl_log *l,
     *img_out = NULL;
     rv = ctl_log_slurp(l->snap_path, true, &p, &len, ed);
     if (rv == 0 && p != NULL) {
-        rv = meta_snapshot_decode(p, len, &img, ed);
-        if (rv != 0) {
-            err_wrap(ed, "%s", l->snap_path);
-        }
-    } else if (rv == 0 && meta_image_new(&img) != 0) {
+        rv = ctl_log_load_snapshot(l, p, len, &img, ed);
+    } else if (rv == 0 &&
+               (meta_image_new(&img) != 0 ||
+                ctl_chain_reset(&l->chain, 0, META_CHAIN_ZERO) != 0)) {
         rv = err_set(ed, WEIR_ENOMEM, "new image");
     }
     mem_free(p);
@@ -480,6 +527,7 @@ int ctl_log_open(const char *dir,
     }
     l->fd = -1;
     buf_init(&l->mem);
+    ctl_chain_init(&l->chain);
     l->dir = mem_strdup(dir);
     l->log_path = ctl_log_path(dir, CTL_LOG_FILE);
     l->snap_path = ctl_log_path(dir, CTL_SNAPSHOT_FILE);
@@ -520,6 +568,7 @@ void ctl_log_close(struct ctl_log *l)
         (void)close(l->fd);
     }
     buf_fini(&l->mem);
+    ctl_chain_fini(&l->chain);
     mem_free(l->pos);
     mem_free(l->dir);
     mem_free(l->log_path);
@@ -572,6 +621,7 @@ static int ctl_log_hold_batch(struct ctl_log *l, const struct weir_buf *b)
     while (at < b->len) {
         uint32_t rlen = wire_get_u32be(b->data + at);
         if (ctl_log_hold(l, b->data + at, 4 + (size_t)rlen) != 0) {
+            ctl_chain_drop_last(&l->chain, l->n_pos - n_pos);
             l->mem.len = mem_len;
             l->mem.oom = false;
             l->n_pos = n_pos;
@@ -676,7 +726,16 @@ int ctl_log_snapshot(struct ctl_log *l,
                        (long long)l->end);
     }
     buf_init(&b);
-    rv = meta_snapshot_encode(img, &b, ed);
+    /* the chain values first: a restart goes on checking brokers' history
+     * points from a tail of offsets before the snapshot */
+    rv = ctl_chain_encode(&l->chain, l->end, &b);
+    if (rv != 0) {
+        rv = err_set(ed, rv, "encoding the chain values up to offset %lld",
+                     (long long)l->end);
+    }
+    if (rv == 0) {
+        rv = meta_snapshot_encode(img, &b, ed);
+    }
     if (rv == 0) {
         rv = ctl_log_write_atomic(l, CTL_SNAPSHOT_FILE, b.data, b.len, ed);
     }
@@ -696,6 +755,7 @@ int ctl_log_snapshot(struct ctl_log *l,
     l->fd = fd;
     l->file_bytes = 0;
     ctl_log_forget(l, l->end);
+    ctl_chain_trim(&l->chain);
     return 0;
 }
 
@@ -707,6 +767,16 @@ int64_t ctl_log_start_offset(const struct ctl_log *l)
 int64_t ctl_log_end_offset(const struct ctl_log *l)
 {
     return l->end;
+}
+
+int64_t ctl_log_chain_at(const struct ctl_log *l, int64_t offset)
+{
+    return ctl_chain_at(&l->chain, offset);
+}
+
+int64_t ctl_log_chain_first(const struct ctl_log *l)
+{
+    return ctl_chain_first(&l->chain);
 }
 
 uint64_t ctl_log_records_since_snapshot(const struct ctl_log *l)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The controller's metadata log on disk, in one directory:
- *   snapshot      meta_snapshot bytes (written to snapshot.tmp, fsynced,
- *                 renamed, directory fsynced: never half there)
+ *   snapshot      chain values (ctl_chain.h), then meta_snapshot bytes
+ *                 (written to snapshot.tmp, fsynced, renamed, directory
+ *                 fsynced: never half there)
  *   metadata.log  the batches after the snapshot, each framed as
  *                   u32be body length | u32be CRC-32C of body | body
  *                   body = i64be first offset | u32be count |
@@ -87,6 +88,10 @@ WEIR_MUST_CHECK int ctl_log_snapshot(struct ctl_log *l,
 int64_t ctl_log_start_offset(const struct ctl_log *l);
 /* Offset of the next record. */
 int64_t ctl_log_end_offset(const struct ctl_log *l);
+/* The chain value at offset (controller/meta/meta_chain.h), known from
+ * ctl_log_chain_first to the end offset; META_CHAIN_UNKNOWN elsewhere. */
+int64_t ctl_log_chain_at(const struct ctl_log *l, int64_t offset);
+int64_t ctl_log_chain_first(const struct ctl_log *l);
 /* Records appended since the last snapshot (or open). */
 uint64_t ctl_log_records_since_snapshot(const struct ctl_log *l);
 

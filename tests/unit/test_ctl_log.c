@@ -18,8 +18,11 @@
 
 #include <cmocka.h>
 
+#include "controller/ctl_chain.h"
 #include "controller/ctl_log.h"
 #include "controller/elect/ctl_core.h"
+#include "controller/meta/meta_chain.h"
+#include "controller/meta/meta_snapshot.h"
 
 struct lfx {
     char dir[64];
@@ -445,6 +448,148 @@ static void test_crash_between_snapshot_and_rotation(void **state)
     (void)lfx_reopen_equal(f, true);
 }
 
+/* The chain value at every offset, folded here from the records the log
+ * serves (u32be length | record each) from offset 0. */
+static void lfx_fold_all(struct lfx *f, int64_t *out, int64_t n)
+{
+    struct weir_buf b;
+    uint32_t count = 0;
+    size_t at = 0;
+    int64_t i;
+
+    buf_init(&b);
+    assert_int_equal(ctl_log_read(f->log, 0, 1 << 30, &b, &count), 0);
+    assert_int_equal(count, n);
+    out[0] = META_CHAIN_ZERO;
+    for (i = 0; i < n; i++) {
+        uint32_t rlen = wire_get_u32be(b.data + at);
+        out[i + 1] = meta_chain_fold(out[i], b.data + at + 4, rlen);
+        at += 4 + rlen;
+    }
+    buf_fini(&b);
+}
+
+/* The log knows the chain value of every offset it holds, the same as a
+ * broker folding the records it is served; a reopen computes the same
+ * values, and a snapshot keeps those before its end (the tail) in the
+ * snapshot file, so they survive the log's rotation and a restart. */
+static void test_chain_values_survive_reopen_and_snapshot(void **state)
+{
+    struct lfx *f = *state;
+    int64_t want[64];
+    int64_t end;
+    int64_t i;
+    struct err_detail ed;
+
+    lfx_join(f, 1);
+    lfx_join(f, 2);
+    lfx_create(f, "a", 3);
+    end = ctl_log_end_offset(f->log);
+    assert_true(end < 63);
+    lfx_fold_all(f, want, end);
+    assert_int_equal(ctl_log_chain_first(f->log), 0);
+    for (i = 0; i <= end; i++) {
+        assert_int_equal(ctl_log_chain_at(f->log, i), want[i]);
+    }
+    assert_int_equal(ctl_log_chain_at(f->log, end + 1), META_CHAIN_UNKNOWN);
+    (void)lfx_reopen_equal(f, true);
+    for (i = 0; i <= end; i++) {
+        assert_int_equal(ctl_log_chain_at(f->log, i), want[i]);
+    }
+    assert_int_equal(ctl_log_snapshot(f->log, ctl_core_image(f->core), &ed), 0);
+    lfx_create(f, "b", 1);
+    (void)lfx_reopen_equal(f, true);
+    assert_int_equal(ctl_log_start_offset(f->log), end);
+    assert_int_equal(ctl_log_chain_first(f->log), 0); /* the tail */
+    for (i = 0; i <= end; i++) {
+        assert_int_equal(ctl_log_chain_at(f->log, i), want[i]);
+    }
+    assert_int_not_equal(ctl_log_chain_at(f->log, ctl_log_end_offset(f->log)),
+                         META_CHAIN_UNKNOWN);
+}
+
+/* A snapshot written before chains existed (the image alone): its end
+ * value is made from its bytes, nothing before it is known, and records
+ * after it fold onto that value. */
+static void test_legacy_snapshot_starts_the_chain(void **state)
+{
+    struct lfx *f = *state;
+    struct err_detail ed;
+    struct weir_buf b;
+    char path[200];
+    int64_t end;
+    int fd;
+
+    lfx_join(f, 1);
+    lfx_create(f, "a", 1);
+    end = ctl_log_end_offset(f->log);
+    buf_init(&b);
+    assert_int_equal(meta_snapshot_encode(ctl_core_image(f->core), &b, &ed), 0);
+    (void)snprintf(path, sizeof(path), "%s/%s", f->dir, CTL_SNAPSHOT_FILE);
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, b.data, b.len), (ssize_t)b.len);
+    (void)close(fd);
+    assert_int_equal(truncate(f->path, 0), 0);
+    (void)lfx_reopen_equal(f, true);
+    assert_int_equal(ctl_log_chain_first(f->log), end);
+    assert_int_equal(ctl_log_chain_at(f->log, end),
+                     meta_chain_of_legacy_snapshot(b.data, b.len));
+    assert_int_equal(ctl_log_chain_at(f->log, end - 1), META_CHAIN_UNKNOWN);
+    buf_fini(&b);
+    lfx_join(f, 2);
+    assert_int_not_equal(ctl_log_chain_at(f->log, end + 1), META_CHAIN_UNKNOWN);
+}
+
+/* The chain values held are bounded: a snapshot keeps CTL_CHAIN_KEEP
+ * values before its end, and the head it writes reads back the same. */
+static void test_chain_tail_is_bounded(void **state)
+{
+    static const uint8_t rec[] = {9, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1};
+    struct ctl_chain c;
+    struct ctl_chain back;
+    struct err_detail ed;
+    struct weir_buf b;
+    int64_t end = 100 + CTL_CHAIN_KEEP + 10;
+    int64_t back_end = -1;
+    size_t used = 0;
+    int64_t i;
+
+    (void)state;
+    ctl_chain_init(&c);
+    ctl_chain_init(&back);
+    assert_int_equal(ctl_chain_reset(&c, 100, 5), 0);
+    for (i = 100; i < end; i++) {
+        assert_int_equal(ctl_chain_push(&c, rec, sizeof(rec)), 0);
+    }
+    assert_int_equal(ctl_chain_at(&c, 100), 5);
+    buf_init(&b);
+    assert_int_equal(ctl_chain_encode(&c, end - 1, &b), WEIR_EINVALID_ARGUMENT);
+    assert_int_equal(ctl_chain_encode(&c, end, &b), 0);
+    assert_int_equal(b.len,
+                     CTL_CHAIN_HEAD_BYTES + (CTL_CHAIN_KEEP + 1) * 8 + 4);
+    assert_int_equal(
+        ctl_chain_decode(&back, b.data, b.len, &used, &back_end, &ed), 0);
+    assert_int_equal(used, b.len);
+    assert_int_equal(back_end, end);
+    assert_int_equal(ctl_chain_first(&back), end - CTL_CHAIN_KEEP);
+    assert_int_equal(ctl_chain_at(&back, end), ctl_chain_at(&c, end));
+    assert_int_equal(ctl_chain_at(&back, end - CTL_CHAIN_KEEP - 1),
+                     META_CHAIN_UNKNOWN);
+    ctl_chain_trim(&c);
+    assert_int_equal(ctl_chain_first(&c), end - CTL_CHAIN_KEEP);
+    assert_int_equal(ctl_chain_at(&c, 100), META_CHAIN_UNKNOWN);
+    assert_int_equal(ctl_chain_at(&c, end), ctl_chain_at(&back, end));
+    /* one flipped byte of a value: refused */
+    b.data[CTL_CHAIN_HEAD_BYTES + 3] ^= 1;
+    assert_int_equal(
+        ctl_chain_decode(&back, b.data, b.len, &used, &back_end, &ed),
+        WEIR_ECORRUPT);
+    buf_fini(&b);
+    ctl_chain_fini(&c);
+    ctl_chain_fini(&back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +613,12 @@ int main(void)
                                         lfx_teardown),
         cmocka_unit_test_setup_teardown(
             test_crash_between_snapshot_and_rotation, lfx_setup, lfx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_chain_values_survive_reopen_and_snapshot, lfx_setup,
+            lfx_teardown),
+        cmocka_unit_test_setup_teardown(test_legacy_snapshot_starts_the_chain,
+                                        lfx_setup, lfx_teardown),
+        cmocka_unit_test(test_chain_tail_is_bounded),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
