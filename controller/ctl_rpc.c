@@ -120,7 +120,8 @@ static void ctl_rpc_trace_broker(const struct ctl_server *s, int32_t id)
     if (s->act.unclean_stop) {
         trace_info("controller",
                    "event=broker_unclean_stop broker=%d msg=\"it left the "
-                   "ELRs where others hold the committed records\"",
+                   "ELRs where others hold the committed records, of topics "
+                   "whose flush policy is not ack\"",
                    (int)id);
     }
     if (s->act.offline_changed) {
@@ -182,6 +183,7 @@ static void ctl_rpc_register(struct ctl_server *s,
     ev.u.reg.tls_port = m->tls_port <= UINT16_MAX ? (uint16_t)m->tls_port : 0;
     ev.u.reg.directory_id = m->directory_id;
     ev.u.reg.previous_broker_epoch = m->previous_broker_epoch;
+    ev.u.reg.default_flush_policy = m->default_flush_policy;
     ev.u.reg.offline = offline;
     resp.correlation_id = r->correlation_id;
     if (ctl_rpc_result(s, &ev, &resp) == 0) {

@@ -94,13 +94,12 @@ static void cluster_register_reply(void *arg,
                                 ? resp->register_broker->session_timeout_ms
                                 : CLUSTER_SESSION_DEFAULT_MS;
     cluster_watch_init(&c->watch, clock_now_ms(c->b->clock));
-    trace_info(
-        "cluster",
-        "event=registered broker=%d epoch=%lld controller=%s "
-        "cluster_id=%s directory_id=%s previous_epoch=%lld",
-        (int)c->id, (long long)c->broker_epoch, c->controller,
-        c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
-        (long long)(c->registered_once ? -1 : c->b->ident.previous_epoch));
+    trace_info("cluster",
+               "event=registered broker=%d epoch=%lld controller=%s "
+               "cluster_id=%s directory_id=%s previous_epoch=%lld",
+               (int)c->id, (long long)c->broker_epoch, c->controller,
+               c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
+               (long long)c->sent_previous_epoch);
     c->registered_once = true;
     /* the image may hold the registration already (the metadata poll
      * can be answered first): leaderships may apply now */
@@ -124,9 +123,16 @@ static void cluster_register(struct cluster *c)
     m.broker_id = c->id;
     m.cluster_id = (char *)b->ident.props.cluster_id;
     m.directory_id = (char *)b->ident.props.directory_id;
-    /* the epoch of the last clean stop, for this process's first
-     * registration only: later ones follow no stop at all */
-    m.previous_broker_epoch = c->registered_once ? -1 : b->ident.previous_epoch;
+    /* the epoch of the last clean stop for this process's first
+     * registration (retries of it included: the controller judges a
+     * retry by the epoch it judged the first attempt with); a running
+     * broker registering again never stopped, so it sends the epoch it
+     * holds, which the controller takes for a clean stop */
+    m.previous_broker_epoch =
+        c->registered_once ? c->broker_epoch : b->ident.previous_epoch;
+    c->sent_previous_epoch = m.previous_broker_epoch;
+    m.default_flush_policy =
+        (char *)broker_flush_policy_name(b->log_defaults.flush_policy);
     m.host = (char *)b->adv_host;
     m.port = b->adv_port;
     m.rack = b->cfg.rack != NULL ? b->cfg.rack : "";

@@ -65,8 +65,9 @@ struct cluster {
     bool diverged;
     enum cluster_refusal refusal;
     uint64_t refusal_logged_ms;
-    bool accepted_once;   /* an answer was accepted: may register */
-    bool registered_once; /* previous_broker_epoch is spent */
+    bool accepted_once;          /* an answer was accepted: may register */
+    bool registered_once;        /* previous_broker_epoch is spent */
+    int64_t sent_previous_epoch; /* in the last RegisterBroker */
     uint64_t applied_saved_ms;
     uint64_t session_timeout_ms; /* the controller's, from registration */
     struct cluster_watch watch;  /* leading while cut off (12c) */
