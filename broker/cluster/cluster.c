@@ -270,6 +270,7 @@ static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     cluster_watch_check(c);
+    cluster_ident_save_cluster(c);
     cluster_ident_save_applied(c, false);
     if (c->broker_epoch < 0) {
         cluster_register(c);

@@ -143,12 +143,41 @@ bool cluster_ident_accept_fetch(struct cluster *c,
     return true;
 }
 
+void cluster_ident_save_cluster(struct cluster *c)
+{
+    uint64_t now = clock_now_ms(c->b->clock);
+    struct err_detail ed;
+
+    if (c->cluster_id_unsaved[0] == '\0') {
+        return;
+    }
+    err_detail_clear(&ed);
+    if (broker_ident_set_cluster(&c->b->ident, c->cluster_id_unsaved, &ed) !=
+        0) {
+        /* retried from the heartbeat timer; said every 30 s */
+        if (c->cluster_id_failed_ms == 0 ||
+            now - c->cluster_id_failed_ms >= CLUSTER_REFUSAL_LOG_MS) {
+            c->cluster_id_failed_ms = now;
+            trace_error("cluster",
+                        "event=cluster_id_not_saved broker=%d cluster_id=%s "
+                        "data_dir=%s msg=\"%s; retrying every heartbeat\"",
+                        (int)c->id, c->cluster_id_unsaved, c->b->cfg.data_dir,
+                        ed.msg);
+        }
+        return;
+    }
+    trace_info("cluster",
+               "event=cluster_joined broker=%d cluster_id=%s data_dir=%s",
+               (int)c->id, c->cluster_id_unsaved, c->b->cfg.data_dir);
+    c->cluster_id_unsaved[0] = '\0';
+    c->cluster_id_failed_ms = 0;
+}
+
 bool cluster_ident_accept_register(struct cluster *c,
                                    const Weir__RegisterBrokerResponse *r)
 {
     const char *theirs = r->cluster_id != NULL ? r->cluster_id : "";
     const char *ours = cluster_ident_ours(c);
-    struct err_detail ed;
 
     if (ours[0] != '\0' && strcmp(theirs, ours) != 0) {
         cluster_ident_refuse(c, CLUSTER_REFUSAL_CLUSTER_ID,
@@ -159,19 +188,9 @@ bool cluster_ident_accept_register(struct cluster *c,
         return false;
     }
     if (c->b->ident.props.cluster_id[0] == '\0' && theirs[0] != '\0') {
-        err_detail_clear(&ed);
-        if (broker_ident_set_cluster(&c->b->ident, theirs, &ed) != 0) {
-            /* the next registration tries again */
-            trace_error("cluster",
-                        "event=cluster_id_not_saved broker=%d cluster_id=%s "
-                        "msg=\"%s\"",
-                        (int)c->id, theirs, ed.msg);
-        } else {
-            trace_info("cluster",
-                       "event=cluster_joined broker=%d cluster_id=%s "
-                       "data_dir=%s",
-                       (int)c->id, theirs, c->b->cfg.data_dir);
-        }
+        (void)snprintf(c->cluster_id_unsaved, sizeof(c->cluster_id_unsaved),
+                       "%s", theirs);
+        cluster_ident_save_cluster(c);
     }
     if (c->meta_cluster_id[0] == '\0') {
         (void)snprintf(c->meta_cluster_id, sizeof(c->meta_cluster_id), "%s",

@@ -69,9 +69,13 @@ struct cluster {
     bool registered_once;        /* previous_broker_epoch is spent */
     int64_t sent_previous_epoch; /* in the last RegisterBroker */
     uint64_t applied_saved_ms;
-    uint64_t session_timeout_ms; /* the controller's, from registration */
-    struct cluster_watch watch;  /* leading while cut off (12c) */
-    char **strays;               /* "name id" of stray logs reported */
+    /* the cluster id a registration answer gave this new data dir, while
+     * storing it keeps failing (retried from the heartbeat timer) */
+    char cluster_id_unsaved[METAPROPS_ID_MAX + 1];
+    uint64_t cluster_id_failed_ms; /* last cluster_id_not_saved trace */
+    uint64_t session_timeout_ms;   /* the controller's, from registration */
+    struct cluster_watch watch;    /* leading while cut off (12c) */
+    char **strays;                 /* "name id" of stray logs reported */
     uint32_t n_strays;
     uint64_t offline_sig; /* offline replicas last reported (a hash) */
 };
@@ -118,6 +122,9 @@ bool cluster_ident_accept_fetch(struct cluster *c,
  * cluster id the first time. */
 bool cluster_ident_accept_register(struct cluster *c,
                                    const Weir__RegisterBrokerResponse *r);
+/* Store the cluster id a registration gave this data dir, if that has
+ * not succeeded yet (heartbeat timer). */
+void cluster_ident_save_cluster(struct cluster *c);
 /* The controller refused the registration: another cluster. */
 void cluster_ident_refused(struct cluster *c, const char *msg);
 /* The controller refused a metadata fetch with err (METADATA_DIVERGED,
