@@ -15,7 +15,9 @@ import subprocess
 import tempfile
 
 from weirtest import (CONTROLLER_BIN, Broker, Cluster, Controller,
-                      cluster_broker, free_port, run_main, wait_until, weir)
+                      cluster_broker, connect, free_port, pb_int, pb_msg,
+                      pb_parse, read_frame, request, run_main, wait_until,
+                      weir)
 
 
 def run_ctl(*args, env=None, timeout=10):
@@ -225,10 +227,44 @@ def test_stray_logs_are_kept_and_removable():
             new.cleanup()
 
 
+def test_broker_calls_of_another_cluster_are_refused():
+    """Every call a broker makes names its cluster id; the controller
+    refuses another cluster's with INCONSISTENT_CLUSTER_ID (56) before it
+    looks at anything else, and an empty id is not checked."""
+    INCONSISTENT_CLUSTER_ID, NOT_FOUND = 56, 32
+    HEARTBEAT, FETCH_METADATA, ALTER_ISR, ALLOC_PIDS = 21, 22, 23, 24
+    with tempfile.TemporaryDirectory(prefix="weir-ident-") as tmp:
+        ctl = Controller(data_dir=os.path.join(tmp, "ctl"))
+        ctl.start()
+        try:
+            calls = {"heartbeat": (HEARTBEAT, pb_msg((1, 7), (2, 0))),
+                     "pids": (ALLOC_PIDS, pb_msg((1, 7), (2, 0), (3, 10))),
+                     "fetch": (FETCH_METADATA, pb_msg((1, 7), (3, 0))),
+                     "alter_isr": (ALTER_ISR, pb_msg((1, 7), (2, 0)))}
+            got = {}
+            with connect(ctl) as s:
+                for n, (name, (field, body)) in enumerate(calls.items()):
+                    s.sendall(request(n + 1, field, body + pb_msg(
+                        (80, "another-cluster"))))
+                    resp, _ = read_frame(s)
+                    got[name] = pb_int(resp, 2)
+                s.sendall(request(9, HEARTBEAT, calls["heartbeat"][1]))
+                resp, _ = read_frame(s)
+                plain = pb_int(resp, 2)
+            print(f"another cluster's calls answered {got}; without a "
+                  f"cluster id: {plain}")
+            assert set(got.values()) == {INCONSISTENT_CLUSTER_ID}, got
+            assert plain == NOT_FOUND, plain  # unknown broker 7, as before
+            assert "event=request_refused" in ctl.log_text()
+        finally:
+            ctl.stop()
+
+
 if __name__ == "__main__":
     run_main([test_empty_dir_without_format_is_refused,
               test_format_then_start,
               test_auto_format_creates_a_cluster,
               test_metadata_log_without_identity_is_adopted,
               test_broker_data_dir_identity,
-              test_stray_logs_are_kept_and_removable])
+              test_stray_logs_are_kept_and_removable,
+              test_broker_calls_of_another_cluster_are_refused])
