@@ -13,9 +13,10 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 from weirtest import (CONTROLLER_BIN, Broker, Cluster, Controller,
-                      cluster_broker, connect, free_port, pb_int, pb_msg,
+                      cluster_broker, cluster_state, connect, free_port, pb_int, pb_msg,
                       pb_parse, read_frame, request, run_main, wait_until,
                       weir)
 
@@ -260,6 +261,58 @@ def test_broker_calls_of_another_cluster_are_refused():
             ctl.stop()
 
 
+def test_unverifiable_history_needs_the_operator():
+    """A broker whose stored history point is older than what the
+    controller keeps history values for (here: the controller's snapshot
+    was written before chains existed, so nothing before its end is
+    known) is refused with metadata_history_unverifiable: the controller
+    cannot show its history is the broker's. The documented operator
+    action (remove metadata-offset, start the broker) makes it take the
+    controller's history."""
+    import struct
+    with tempfile.TemporaryDirectory(prefix="weir-ident-") as tmp:
+        ctl = Controller(data_dir=os.path.join(tmp, "ctl"),
+                         args=["--snapshot-every-records", "4"])
+        ctl.start()
+        b = cluster_broker(ctl, 1, tmp)
+        try:
+            b.start()
+            wait_until("broker 1 in service", lambda: any(
+                x[2] for x in cluster_state(b)["brokers"].values()), 15)
+            weir(b, "topic", "create", "t0", "--partitions", "1",
+                 "--replication-factor", "1")
+            time.sleep(1.5)  # the broker stores its offset (1/s)
+            b.stop()
+            stamp = open(os.path.join(b.data_dir, "metadata-offset")).read()
+            for i in range(6):  # records: the snapshot moves past it
+                weir(ctl, "user", "create", f"u{i}", input=b"secret-pw\n")
+            ctl.stop()
+            snap = os.path.join(ctl.data_dir, "snapshot")
+            data = open(snap, "rb").read()
+            if data[:4] == b"WMCS":  # a build with chains: strip them
+                n = struct.unpack(">I", data[13:17])[0]
+                with open(snap, "wb") as f:  # as written before chains
+                    f.write(data[17 + 8 * n + 4:])
+            ctl.start()
+            mark = len(b.log_text())
+            b.start()
+            wait_until("refused as unverifiable", lambda:
+                       "event=metadata_history_unverifiable"
+                       in b.log_text()[mark:], 15)
+            time.sleep(1)
+            assert "event=registered " not in b.log_text()[mark:]
+            print("stored " + stamp.replace("\n", " ") + "-> refused")
+            b.stop()
+            os.unlink(os.path.join(b.data_dir, "metadata-offset"))
+            mark = len(b.log_text())
+            b.start()
+            wait_until("registered after the operator's action", lambda:
+                       "event=registered " in b.log_text()[mark:], 15)
+        finally:
+            b.cleanup()
+            ctl.stop()
+
+
 if __name__ == "__main__":
     run_main([test_empty_dir_without_format_is_refused,
               test_format_then_start,
@@ -267,4 +320,5 @@ if __name__ == "__main__":
               test_metadata_log_without_identity_is_adopted,
               test_broker_data_dir_identity,
               test_stray_logs_are_kept_and_removable,
-              test_broker_calls_of_another_cluster_are_refused])
+              test_broker_calls_of_another_cluster_are_refused,
+              test_unverifiable_history_needs_the_operator])
