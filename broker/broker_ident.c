@@ -13,12 +13,14 @@
 #include "common/mem.h"
 #include "common/trace.h"
 
-/* dir/name's number, or -1 when the file is missing or of another
- * cluster than id's. */
+/* dir/name's number (and the optional second one, key2), or -1 when the
+ * file is missing or of another cluster than id's. */
 static int broker_ident_read_num(const struct broker_ident *id,
                                  const char *name,
                                  const char *key,
+                                 const char *key2,
                                  int64_t *out,
+                                 int64_t *out2,
                                  bool *found,
                                  struct err_detail *ed)
 {
@@ -26,17 +28,20 @@ static int broker_ident_read_num(const struct broker_ident *id,
     char *text = NULL;
     size_t len = 0;
     int64_t v = -1;
+    int64_t v2 = -1;
     int rv;
 
-    *out = -1;
+    *out = *out2 = -1;
     rv = datadir_read(id->dir, name, &text, &len, found, ed);
     if (rv == 0 && *found &&
-        (rv = metaprops_parse_stamp(text, len, key, cluster, &v, ed)) != 0) {
+        (rv = metaprops_parse_stamp2(text, len, key, key2, cluster, &v, &v2,
+                                     ed)) != 0) {
         err_wrap(ed, "%s/%s", id->dir, name);
     }
     mem_free(text);
     if (rv == 0 && *found && strcmp(cluster, id->props.cluster_id) == 0) {
         *out = v;
+        *out2 = v2;
     }
     return rv;
 }
@@ -45,13 +50,15 @@ static int broker_ident_write_num(const struct broker_ident *id,
                                   const char *name,
                                   const char *key,
                                   int64_t v,
+                                  const char *key2,
+                                  int64_t v2,
                                   struct err_detail *ed)
 {
     struct weir_buf b;
     int rv;
 
     buf_init(&b);
-    rv = metaprops_format_stamp(id->props.cluster_id, key, v, &b);
+    rv = metaprops_format_stamp2(id->props.cluster_id, key, v, key2, v2, &b);
     if (rv != 0) {
         rv = err_set(ed, rv, "writing %s/%s: %s", id->dir, name,
                      rv == WEIR_ENOMEM ? "out of memory" : "no cluster id yet");
@@ -104,13 +111,14 @@ static int broker_ident_take_clean(struct broker_ident *id,
                                    struct err_detail *ed)
 {
     struct err_detail ped;
+    int64_t none;
     bool found;
     int rv;
 
     id->previous_epoch = -1;
     err_detail_clear(&ped);
     rv = broker_ident_read_num(id, BROKER_IDENT_CLEAN_FILE, "broker.epoch",
-                               &id->previous_epoch, &found, &ped);
+                               NULL, &id->previous_epoch, &none, &found, &ped);
     if (rv == WEIR_ECORRUPT) {
         trace_warn("broker",
                    "event=clean_shutdown_marker_unreadable msg=\"%s\"",
@@ -142,12 +150,13 @@ int broker_ident_open(struct broker_ident *id,
         rv = broker_ident_take_clean(id, ed);
     }
     if (rv == 0) {
-        rv = broker_ident_read_num(id, BROKER_IDENT_APPLIED_FILE,
-                                   "metadata.end_offset", &id->applied_end,
-                                   &found, ed);
+        rv = broker_ident_read_num(
+            id, BROKER_IDENT_APPLIED_FILE, "metadata.end_offset",
+            "metadata.chain", &id->applied_end, &id->applied_chain, &found, ed);
     }
-    if (id->applied_end < 0) {
+    if (id->applied_end <= 0) {
         id->applied_end = 0;
+        id->applied_chain = -1;
     }
     if (rv == WEIR_ECORRUPT) {
         err_wrap(ed, "remove the file to start without the check it "
@@ -168,23 +177,29 @@ int broker_ident_set_cluster(struct broker_ident *id,
     if (rv == 0) {
         id->props = p;
         id->applied_end = 0; /* any stored offset was of another cluster */
+        id->applied_chain = -1;
     }
     return rv;
 }
 
 int broker_ident_set_applied(struct broker_ident *id,
                              int64_t end_offset,
+                             int64_t chain,
                              struct err_detail *ed)
 {
     int rv;
 
-    if (end_offset <= id->applied_end) {
+    if (end_offset < id->applied_end ||
+        (end_offset == id->applied_end &&
+         (chain < 0 || chain == id->applied_chain))) {
         return 0;
     }
     rv = broker_ident_write_num(id, BROKER_IDENT_APPLIED_FILE,
-                                "metadata.end_offset", end_offset, ed);
+                                "metadata.end_offset", end_offset,
+                                "metadata.chain", chain, ed);
     if (rv == 0) {
         id->applied_end = end_offset;
+        id->applied_chain = chain;
     }
     return rv;
 }
@@ -194,5 +209,5 @@ int broker_ident_mark_clean(const struct broker_ident *id,
                             struct err_detail *ed)
 {
     return broker_ident_write_num(id, BROKER_IDENT_CLEAN_FILE, "broker.epoch",
-                                  broker_epoch, ed);
+                                  broker_epoch, NULL, -1, ed);
 }

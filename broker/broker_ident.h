@@ -9,8 +9,11 @@
  *                         and durably removed at start, so a crash after
  *                         that start leaves none (previous_broker_epoch -1)
  *   metadata-offset       the end offset of the cluster metadata applied
- *                         here so far: a controller whose history ends
- *                         before it is refused (restored from an old copy)
+ *                         here so far, and the history's chain value
+ *                         there (controller/meta/meta_chain.h): a
+ *                         controller whose history ends before it, or
+ *                         differs at it, is refused (restored from an old
+ *                         copy)
  * The last two name the cluster id they belong to and count for nothing
  * in another cluster. Each file is written atomically (common/datadir.h).
  * Locality: the broker loop thread. */
@@ -31,6 +34,7 @@ struct broker_ident {
     struct metaprops props; /* as on disk */
     int64_t previous_epoch; /* from clean-shutdown-epoch; -1 none */
     int64_t applied_end;    /* as on disk; 0 none */
+    int64_t applied_chain;  /* chain value at applied_end; -1 unknown */
 };
 
 /* At start, before the logs are opened: read (or create) meta.properties,
@@ -50,10 +54,12 @@ WEIR_MUST_CHECK int broker_ident_set_cluster(struct broker_ident *id,
                                              const char *cluster_id,
                                              struct err_detail *ed);
 
-/* Store the metadata end offset applied here, when above the stored one.
- * Errors: WEIR_EIO. */
+/* Store the metadata end offset applied here and the chain value there
+ * (-1: unknown, not stored), when the offset is above the stored one (or
+ * the same, with a chain value the stored one lacked). Errors: WEIR_EIO. */
 WEIR_MUST_CHECK int broker_ident_set_applied(struct broker_ident *id,
                                              int64_t end_offset,
+                                             int64_t chain,
                                              struct err_detail *ed);
 
 /* Clean exit: leave the broker epoch for the next start. Errors: WEIR_EIO. */

@@ -110,7 +110,16 @@
       "known to be replicated: it may or may not survive")                     \
     X(NOT_COORDINATOR_AFTER_APPEND, 72, true, false,                           \
       "the commit was written to the offsets log, then the coordinator moved " \
-      "before it was replicated: it may or may not take effect")
+      "before it was replicated: it may or may not take effect")               \
+    X(METADATA_DIVERGED, 76, false, true,                                      \
+      "the controller's metadata history differs from the one this broker "    \
+      "applied (a controller data dir restored from an older copy?)")          \
+    X(METADATA_HISTORY_UNVERIFIABLE, 77, false, true,                          \
+      "the controller no longer holds the history point this broker names, "   \
+      "so it cannot show that its history is the same")                        \
+    X(CONTROLLER_REFUSED, 78, true, true,                                      \
+      "this broker refuses its controller (another cluster or another "        \
+      "metadata history): nothing was sent to it")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,

@@ -202,19 +202,34 @@ int metaprops_format(const struct metaprops *p, struct weir_buf *b)
     return buf_ok(b) ? 0 : WEIR_ENOMEM;
 }
 
-int metaprops_parse_stamp(const char *text,
-                          size_t len,
-                          const char *key,
-                          char cluster[METAPROPS_ID_MAX + 1],
-                          int64_t *value,
-                          struct err_detail *ed)
+/* "key=<n>" (len bytes, no newline) into *value. */
+static bool metaprops_stamp_line(const char *line,
+                                 size_t len,
+                                 const char *key,
+                                 int64_t *value)
+{
+    size_t klen = strlen(key);
+
+    return len > klen + 1 && memcmp(line, key, klen) == 0 &&
+           line[klen] == '=' &&
+           metaprops_uint(line + klen + 1, len - klen - 1, value);
+}
+
+int metaprops_parse_stamp2(const char *text,
+                           size_t len,
+                           const char *key,
+                           const char *key2,
+                           char cluster[METAPROPS_ID_MAX + 1],
+                           int64_t *value,
+                           int64_t *value2,
+                           struct err_detail *ed)
 {
     static const char cid[] = "cluster.id=";
     const size_t cid_len = sizeof(cid) - 1;
     const char *nl = memchr(text, '\n', len);
-    size_t klen = strlen(key);
     size_t clen;
 
+    *value2 = -1;
     if (nl == NULL || (size_t)(nl - text) < cid_len ||
         memcmp(text, cid, cid_len) != 0) {
         return err_set(ed, WEIR_ECORRUPT, "the first line is not cluster.id=");
@@ -230,11 +245,57 @@ int metaprops_parse_stamp(const char *text,
     if (len > 0 && text[len - 1] == '\n') {
         len--;
     }
-    if (len <= klen + 1 || memcmp(text, key, klen) != 0 || text[klen] != '=' ||
-        !metaprops_uint(text + klen + 1, len - klen - 1, value)) {
+    nl = key2 != NULL ? memchr(text, '\n', len) : NULL;
+    if (!metaprops_stamp_line(text, nl != NULL ? (size_t)(nl - text) : len, key,
+                              value)) {
         return err_set(ed, WEIR_ECORRUPT, "the second line is not %s=<n>", key);
     }
+    if (nl != NULL &&
+        !metaprops_stamp_line(nl + 1, len - (size_t)(nl + 1 - text), key2,
+                              value2)) {
+        return err_set(ed, WEIR_ECORRUPT, "the third line is not %s=<n>", key2);
+    }
     return 0;
+}
+
+int metaprops_parse_stamp(const char *text,
+                          size_t len,
+                          const char *key,
+                          char cluster[METAPROPS_ID_MAX + 1],
+                          int64_t *value,
+                          struct err_detail *ed)
+{
+    int64_t unused;
+
+    return metaprops_parse_stamp2(text, len, key, NULL, cluster, value, &unused,
+                                  ed);
+}
+
+int metaprops_format_stamp2(const char *cluster,
+                            const char *key,
+                            int64_t value,
+                            const char *key2,
+                            int64_t value2,
+                            struct weir_buf *b)
+{
+    char text[METAPROPS_LINE_MAX * 3];
+    int n;
+
+    if (!metaprops_id_valid(cluster, strlen(cluster)) || value < 0) {
+        return WEIR_EINVALID_ARGUMENT;
+    }
+    if (key2 != NULL && value2 >= 0) {
+        n = snprintf(text, sizeof(text), "cluster.id=%s\n%s=%lld\n%s=%lld\n",
+                     cluster, key, (long long)value, key2, (long long)value2);
+    } else {
+        n = snprintf(text, sizeof(text), "cluster.id=%s\n%s=%lld\n", cluster,
+                     key, (long long)value);
+    }
+    if (n < 0 || (size_t)n >= sizeof(text)) {
+        return WEIR_EINVALID_ARGUMENT;
+    }
+    buf_put(b, text, (size_t)n);
+    return buf_ok(b) ? 0 : WEIR_ENOMEM;
 }
 
 int metaprops_format_stamp(const char *cluster,
@@ -242,19 +303,7 @@ int metaprops_format_stamp(const char *cluster,
                            int64_t value,
                            struct weir_buf *b)
 {
-    char text[METAPROPS_LINE_MAX * 2];
-    int n;
-
-    if (!metaprops_id_valid(cluster, strlen(cluster)) || value < 0) {
-        return WEIR_EINVALID_ARGUMENT;
-    }
-    n = snprintf(text, sizeof(text), "cluster.id=%s\n%s=%lld\n", cluster, key,
-                 (long long)value);
-    if (n < 0 || (size_t)n >= sizeof(text)) {
-        return WEIR_EINVALID_ARGUMENT;
-    }
-    buf_put(b, text, (size_t)n);
-    return buf_ok(b) ? 0 : WEIR_ENOMEM;
+    return metaprops_format_stamp2(cluster, key, value, NULL, -1, b);
 }
 
 int metaprops_new_id(char out[METAPROPS_NEW_ID + 1], struct err_detail *ed)

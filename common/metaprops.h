@@ -64,12 +64,33 @@ WEIR_MUST_CHECK int metaprops_parse_stamp(const char *text,
                                           char cluster[METAPROPS_ID_MAX + 1],
                                           int64_t *value,
                                           struct err_detail *ed);
+/* A stamp that may carry a second number on a third line,
+ *   <key2>=<n2>
+ * (the metadata-offset stamp: the offset and the history's chain value
+ * there). *value2 is -1 when the third line is absent; key2 NULL means
+ * no third line is allowed (metaprops_parse_stamp). Errors:
+ * WEIR_ECORRUPT. */
+WEIR_MUST_CHECK int metaprops_parse_stamp2(const char *text,
+                                           size_t len,
+                                           const char *key,
+                                           const char *key2,
+                                           char cluster[METAPROPS_ID_MAX + 1],
+                                           int64_t *value,
+                                           int64_t *value2,
+                                           struct err_detail *ed);
 /* Append a stamp's text to b. Errors: WEIR_EINVALID_ARGUMENT (a bad
  * cluster id or a negative value), WEIR_ENOMEM. */
 WEIR_MUST_CHECK int metaprops_format_stamp(const char *cluster,
                                            const char *key,
                                            int64_t value,
                                            struct weir_buf *b);
+/* The same with a third line key2=value2, left out when value2 < 0. */
+WEIR_MUST_CHECK int metaprops_format_stamp2(const char *cluster,
+                                            const char *key,
+                                            int64_t value,
+                                            const char *key2,
+                                            int64_t value2,
+                                            struct weir_buf *b);
 
 /* A new random id (OpenSSL RAND_bytes): METAPROPS_NEW_ID characters and a
  * NUL into out. Errors: WEIR_EUNKNOWN (no randomness available). */

@@ -288,9 +288,13 @@ static int ctl_io_open_log(struct ctl_server *s, struct err_detail *ed)
     }
     if (st.cut_bytes > 0) {
         trace_warn("controller",
-                   "event=log_torn_tail_cut bytes=%llu end_offset=%lld",
+                   "event=log_torn_tail_cut bytes=%llu at_byte=%llu "
+                   "end_offset=%lld saved=%s/%s msg=\"the torn last write "
+                   "was cut from %s; its bytes are kept in the saved file\"",
                    (unsigned long long)st.cut_bytes,
-                   (long long)ctl_log_end_offset(s->log));
+                   (unsigned long long)st.cut_at_byte,
+                   (long long)ctl_log_end_offset(s->log), s->cfg.data_dir,
+                   st.cut_file, CTL_LOG_FILE);
     }
     trace_info("controller",
                "event=log_loaded snapshot_end=%lld batches=%u end_offset=%lld "

@@ -14,6 +14,8 @@
 #include "common/crc32c.h"
 #include "common/mem.h"
 #include "common/trace.h"
+#include "controller/ctl_chain.h"
+#include "controller/meta/meta_chain.h"
 #include "controller/meta/meta_snapshot.h"
 
 #define CTL_LOG_FRAME_HEAD 8  /* body length, CRC */
@@ -31,6 +33,7 @@ struct ctl_log {
     uint32_t *pos;       /* pos[i]: where record start + i begins in mem */
     uint32_t n_pos;
     uint32_t cap_pos;
+    struct ctl_chain chain; /* values from a tail before the snapshot on */
 };
 
 static char *ctl_log_path(const char *dir, const char *name)
@@ -155,24 +158,31 @@ static int ctl_log_write_all(int fd,
     return 0;
 }
 
-/* Keep the bytes of one record (u32be length | record) in memory. */
+/* Keep the bytes of one record (u32be length | record) in memory, and
+ * its chain value. */
 static int ctl_log_hold(struct ctl_log *l, const uint8_t *p, size_t n)
 {
+    if (n < 4 || ctl_chain_push(&l->chain, p + 4, n - 4) != 0) {
+        return WEIR_ENOMEM;
+    }
     if (l->n_pos == l->cap_pos) {
         uint32_t cap = l->cap_pos == 0 ? 64 : l->cap_pos * 2;
         uint32_t *np = mem_realloc(l->pos, cap * sizeof(*np));
         if (np == NULL) {
+            ctl_chain_drop_last(&l->chain, 1);
             return WEIR_ENOMEM;
         }
         l->pos = np;
         l->cap_pos = cap;
     }
     if (l->mem.len > UINT32_MAX - n) {
+        ctl_chain_drop_last(&l->chain, 1);
         return WEIR_ENOMEM; /* a snapshot is long overdue */
     }
     l->pos[l->n_pos] = (uint32_t)l->mem.len;
     buf_put(&l->mem, p, n);
     if (!buf_ok(&l->mem)) {
+        ctl_chain_drop_last(&l->chain, 1);
         return WEIR_ENOMEM;
     }
     l->n_pos++;
@@ -234,29 +244,73 @@ static int ctl_log_replay_body(struct ctl_log *l,
     return 0;
 }
 
+/* Could a whole batch start at byte pos? Its length fits the file, its
+ * first offset is at most `next` + the bytes from pos to the end (the
+ * damaged bytes before it hold fewer records than bytes; `next` is the
+ * offset the bad batch started at), and its CRC holds. Cheap tests
+ * first: most positions fail on the length or the offset. */
+static bool
+ctl_log_frame_at(const uint8_t *p, size_t len, size_t pos, int64_t next)
+{
+    size_t left = len - pos;
+    uint32_t blen;
+    uint64_t first;
+
+    if (left < CTL_LOG_FRAME_HEAD + CTL_LOG_BODY_HEAD) {
+        return false;
+    }
+    blen = wire_get_u32be(p + pos);
+    if (blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH ||
+        blen > left - CTL_LOG_FRAME_HEAD) {
+        return false;
+    }
+    first = wire_get_u64be(p + pos + CTL_LOG_FRAME_HEAD);
+    if (next < 0 || first > (uint64_t)next + left) {
+        return false;
+    }
+    return crc32c(p + pos + CTL_LOG_FRAME_HEAD, blen) ==
+           wire_get_u32be(p + pos + 4);
+}
+
 /* The frame at `at` is bad (short, a length out of range, or a CRC that
  * fails). Only what a crash during the last append can leave is a torn
  * tail, to be cut: a frame that runs past the end of the file, a last
  * frame that ends exactly at it, or nothing but zeros from here on (the
  * file grew before the data reached the disk). A bad frame with more
  * bytes after it is damage in the middle of the log, and cutting there
- * would silently drop every batch after it: refuse instead. */
+ * would silently drop every batch after it: refuse instead. A damaged
+ * length field can make a frame in the middle look like one that runs
+ * past the end, so before anything is called torn the bytes after `at`
+ * are searched, byte by byte, for a whole batch (CRC-valid, a plausible
+ * first offset): a crash during the last append cannot leave one there. */
 static int ctl_log_torn_or_corrupt(const struct ctl_log *l,
                                    const uint8_t *p,
                                    size_t len,
                                    size_t at,
+                                   int64_t next_offset,
                                    struct err_detail *ed)
 {
     size_t left = len - at;
-    uint32_t blen;
+    uint32_t blen = wire_get_u32be(p + at);
+    bool impossible = blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH;
+    const char *what = impossible ? "has an impossible length"
+                       : blen > left - CTL_LOG_FRAME_HEAD
+                           ? "runs past the end of the file"
+                           : "fails its CRC";
     size_t i;
 
-    if (left < CTL_LOG_FRAME_HEAD) {
-        return 0;
+    for (i = at + 1; i < len; i++) {
+        if (ctl_log_frame_at(p, len, i, next_offset)) {
+            return err_set(ed, WEIR_ECORRUPT,
+                           "%s: the batch at byte %zu %s, but a whole batch "
+                           "follows at byte %zu (%zu bytes after it): damage "
+                           "in the middle of the metadata log, not a torn "
+                           "last write; refusing to start (restore the "
+                           "controller's data dir from a copy)",
+                           l->log_path, at, what, i, len - i);
+        }
     }
-    blen = wire_get_u32be(p + at);
-    if (blen >= CTL_LOG_BODY_HEAD && blen <= CTL_LOG_MAX_BATCH &&
-        blen >= left - CTL_LOG_FRAME_HEAD) {
+    if (!impossible && blen >= left - CTL_LOG_FRAME_HEAD) {
         return 0;
     }
     for (i = at; i < len && p[i] == 0; i++) {
@@ -269,13 +323,9 @@ static int ctl_log_torn_or_corrupt(const struct ctl_log *l,
                    "damage in the middle of the metadata log, not a torn "
                    "last write; refusing to start (restore the controller's "
                    "data dir from a copy)",
-                   l->log_path, at,
-                   blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH
-                       ? "has an impossible length"
-                       : "fails its CRC",
-                   blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH
-                       ? left - CTL_LOG_FRAME_HEAD
-                       : left - CTL_LOG_FRAME_HEAD - blen);
+                   l->log_path, at, what,
+                   impossible ? left - CTL_LOG_FRAME_HEAD
+                              : left - CTL_LOG_FRAME_HEAD - blen);
 }
 
 /* Replay metadata.log bytes; *good is where the last whole batch ends. */
@@ -295,14 +345,15 @@ static int ctl_log_replay(struct ctl_log *l,
         uint32_t blen;
         uint32_t crc;
         if (len - at < CTL_LOG_FRAME_HEAD) {
-            return 0; /* a torn frame head */
+            return 0; /* a torn frame head: too short for a batch after it */
         }
         blen = wire_get_u32be(p + at);
         crc = wire_get_u32be(p + at + 4);
         if (blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH ||
             blen > len - at - CTL_LOG_FRAME_HEAD ||
             crc32c(p + at + CTL_LOG_FRAME_HEAD, blen) != crc) {
-            return ctl_log_torn_or_corrupt(l, p, len, at, ed);
+            return ctl_log_torn_or_corrupt(l, p, len, at,
+                                           meta_image_end_offset(img), ed);
         }
         rv = ctl_log_replay_body(l, p + at + CTL_LOG_FRAME_HEAD, blen, img, ed);
         if (rv != 0) {
@@ -316,11 +367,87 @@ static int ctl_log_replay(struct ctl_log *l,
     return 0;
 }
 
+static int ctl_log_write_atomic(struct ctl_log *l,
+                                const char *name,
+                                const uint8_t *p,
+                                size_t n,
+                                struct err_detail *ed);
+
+/* Keep the bytes a cut removes: metadata.log.cut-<byte> (a free name:
+ * .1, .2, ... after it if taken), written and fsynced before the cut, so
+ * no cut ever destroys what might have been an acknowledged batch. */
+static int ctl_log_save_cut(struct ctl_log *l,
+                            const uint8_t *p,
+                            size_t len,
+                            uint64_t at,
+                            struct ctl_log_stats *st,
+                            struct err_detail *ed)
+{
+    struct stat sb;
+    char path[4096];
+    int i;
+
+    for (i = 0; i < 1000; i++) {
+        if (i == 0) {
+            (void)snprintf(st->cut_file, sizeof(st->cut_file), "%s.cut-%llu",
+                           CTL_LOG_FILE, (unsigned long long)at);
+        } else {
+            (void)snprintf(st->cut_file, sizeof(st->cut_file), "%s.cut-%llu.%d",
+                           CTL_LOG_FILE, (unsigned long long)at, i);
+        }
+        (void)snprintf(path, sizeof(path), "%s/%s", l->dir, st->cut_file);
+        if (stat(path, &sb) != 0 && errno == ENOENT) {
+            return ctl_log_write_atomic(l, st->cut_file, p + at, len - at, ed);
+        }
+    }
+    return err_set(ed, WEIR_EIO,
+                   "%s: no free name to save the %zu bytes cut at byte %llu",
+                   l->log_path, (size_t)(len - at), (unsigned long long)at);
+}
+
 static void ctl_log_forget(struct ctl_log *l, int64_t start)
 {
     buf_reset(&l->mem);
     l->n_pos = 0;
     l->start = l->end = start;
+}
+
+/* The snapshot file: chain values, then the image (or, written before
+ * chains, the image alone: its end value is made from its bytes). */
+static int ctl_log_load_snapshot(struct ctl_log *l,
+                                 const uint8_t *p,
+                                 size_t len,
+                                 struct meta_image **img,
+                                 struct err_detail *ed)
+{
+    int64_t chain_end = -1;
+    size_t used = 0;
+    int rv = 0;
+
+    if (len >= 4 && wire_get_u32be(p) == CTL_CHAIN_MAGIC) {
+        rv = ctl_chain_decode(&l->chain, p, len, &used, &chain_end, ed);
+    }
+    if (rv == 0) {
+        rv = meta_snapshot_decode(p + used, len - used, img, ed);
+    }
+    if (rv == 0 && used == 0 &&
+        ctl_chain_reset(&l->chain, meta_image_end_offset(*img),
+                        meta_chain_of_legacy_snapshot(p, len)) != 0) {
+        rv = err_set(ed, WEIR_ENOMEM, "loading the snapshot");
+    }
+    if (rv == 0 && used > 0 && chain_end != meta_image_end_offset(*img)) {
+        rv = err_set(ed, WEIR_ECORRUPT,
+                     "its chain values end at offset %lld, its image at "
+                     "%lld",
+                     (long long)chain_end,
+                     (long long)meta_image_end_offset(*img));
+    }
+    if (rv != 0) {
+        meta_image_free(*img);
+        *img = NULL;
+        err_wrap(ed, "%s", l->snap_path);
+    }
+    return rv;
 }
 
 /* Snapshot (if any) then log into a new image; cuts a torn tail. */
@@ -339,11 +466,10 @@ static int ctl_log_load(struct ctl_log *l,
     *img_out = NULL;
     rv = ctl_log_slurp(l->snap_path, true, &p, &len, ed);
     if (rv == 0 && p != NULL) {
-        rv = meta_snapshot_decode(p, len, &img, ed);
-        if (rv != 0) {
-            err_wrap(ed, "%s", l->snap_path);
-        }
-    } else if (rv == 0 && meta_image_new(&img) != 0) {
+        rv = ctl_log_load_snapshot(l, p, len, &img, ed);
+    } else if (rv == 0 &&
+               (meta_image_new(&img) != 0 ||
+                ctl_chain_reset(&l->chain, 0, META_CHAIN_ZERO) != 0)) {
         rv = err_set(ed, WEIR_ENOMEM, "new image");
     }
     mem_free(p);
@@ -357,14 +483,18 @@ static int ctl_log_load(struct ctl_log *l,
     if (rv == 0) {
         rv = ctl_log_replay(l, p, len, img, &good, &st->batches, ed);
     }
-    mem_free(p);
     if (rv == 0 && good < len) {
-        /* cut before anything is appended after the garbage */
+        /* cut before anything is appended after the garbage, and only
+         * once the bytes are kept */
         st->cut_bytes = len - good;
-        if (ftruncate(l->fd, (off_t)good) != 0 || fsync(l->fd) != 0) {
+        st->cut_at_byte = good;
+        rv = ctl_log_save_cut(l, p, len, good, st, ed);
+        if (rv == 0 &&
+            (ftruncate(l->fd, (off_t)good) != 0 || fsync(l->fd) != 0)) {
             rv = err_sys(ed, WEIR_EIO, errno, "ftruncate", "%s", l->log_path);
         }
     }
+    mem_free(p);
     if (rv != 0) {
         meta_image_free(img);
         ctl_log_forget(l, 0);
@@ -397,6 +527,7 @@ int ctl_log_open(const char *dir,
     }
     l->fd = -1;
     buf_init(&l->mem);
+    ctl_chain_init(&l->chain);
     l->dir = mem_strdup(dir);
     l->log_path = ctl_log_path(dir, CTL_LOG_FILE);
     l->snap_path = ctl_log_path(dir, CTL_SNAPSHOT_FILE);
@@ -437,6 +568,7 @@ void ctl_log_close(struct ctl_log *l)
         (void)close(l->fd);
     }
     buf_fini(&l->mem);
+    ctl_chain_fini(&l->chain);
     mem_free(l->pos);
     mem_free(l->dir);
     mem_free(l->log_path);
@@ -489,6 +621,7 @@ static int ctl_log_hold_batch(struct ctl_log *l, const struct weir_buf *b)
     while (at < b->len) {
         uint32_t rlen = wire_get_u32be(b->data + at);
         if (ctl_log_hold(l, b->data + at, 4 + (size_t)rlen) != 0) {
+            ctl_chain_drop_last(&l->chain, l->n_pos - n_pos);
             l->mem.len = mem_len;
             l->mem.oom = false;
             l->n_pos = n_pos;
@@ -593,7 +726,16 @@ int ctl_log_snapshot(struct ctl_log *l,
                        (long long)l->end);
     }
     buf_init(&b);
-    rv = meta_snapshot_encode(img, &b, ed);
+    /* the chain values first: a restart goes on checking brokers' history
+     * points from a tail of offsets before the snapshot */
+    rv = ctl_chain_encode(&l->chain, l->end, &b);
+    if (rv != 0) {
+        rv = err_set(ed, rv, "encoding the chain values up to offset %lld",
+                     (long long)l->end);
+    }
+    if (rv == 0) {
+        rv = meta_snapshot_encode(img, &b, ed);
+    }
     if (rv == 0) {
         rv = ctl_log_write_atomic(l, CTL_SNAPSHOT_FILE, b.data, b.len, ed);
     }
@@ -613,6 +755,7 @@ int ctl_log_snapshot(struct ctl_log *l,
     l->fd = fd;
     l->file_bytes = 0;
     ctl_log_forget(l, l->end);
+    ctl_chain_trim(&l->chain);
     return 0;
 }
 
@@ -624,6 +767,16 @@ int64_t ctl_log_start_offset(const struct ctl_log *l)
 int64_t ctl_log_end_offset(const struct ctl_log *l)
 {
     return l->end;
+}
+
+int64_t ctl_log_chain_at(const struct ctl_log *l, int64_t offset)
+{
+    return ctl_chain_at(&l->chain, offset);
+}
+
+int64_t ctl_log_chain_first(const struct ctl_log *l)
+{
+    return ctl_chain_first(&l->chain);
 }
 
 uint64_t ctl_log_records_since_snapshot(const struct ctl_log *l)

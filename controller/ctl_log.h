@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The controller's metadata log on disk, in one directory:
- *   snapshot      meta_snapshot bytes (written to snapshot.tmp, fsynced,
- *                 renamed, directory fsynced: never half there)
+ *   snapshot      chain values (ctl_chain.h), then meta_snapshot bytes
+ *                 (written to snapshot.tmp, fsynced, renamed, directory
+ *                 fsynced: never half there)
  *   metadata.log  the batches after the snapshot, each framed as
  *                   u32be body length | u32be CRC-32C of body | body
  *                   body = i64be first offset | u32be count |
@@ -9,9 +10,11 @@
  * A batch is one ctl_core step: replay sees it whole or not at all. Open
  * loads the snapshot, replays the log after it and cuts a torn tail off
  * the file: a last frame that is short or ends exactly at the end of the
- * file but fails its CRC, or zeros after the last whole frame. A frame
- * that fails its CRC (or has an impossible length) with bytes after it is
- * damage in the middle: open refuses, naming the file and the byte. The
+ * file but fails its CRC, or zeros after the last whole frame; the bytes
+ * cut are first saved to metadata.log.cut-<byte> (fsynced). A frame that
+ * fails its CRC (or has an impossible length) with bytes after it, or
+ * with a CRC-valid frame anywhere after it, is damage in the middle: open
+ * refuses, naming the file and the byte. The
  * records since the snapshot are also kept in memory, encoded as brokers
  * fetch them (u32be length | record), so a FetchMetadata is a copy.
  * Locality: the controller loop thread. */
@@ -37,6 +40,8 @@ struct ctl_log_stats {
     int64_t snapshot_end; /* offset the snapshot reached; 0 = none */
     uint32_t batches;     /* replayed from metadata.log */
     uint64_t cut_bytes;   /* torn tail removed */
+    uint64_t cut_at_byte; /* where the cut began */
+    char cut_file[128];   /* the cut bytes were saved here (in the dir) */
 };
 
 /* Open (creating dir if missing) and rebuild the image: snapshot, then the
@@ -83,6 +88,10 @@ WEIR_MUST_CHECK int ctl_log_snapshot(struct ctl_log *l,
 int64_t ctl_log_start_offset(const struct ctl_log *l);
 /* Offset of the next record. */
 int64_t ctl_log_end_offset(const struct ctl_log *l);
+/* The chain value at offset (controller/meta/meta_chain.h), known from
+ * ctl_log_chain_first to the end offset; META_CHAIN_UNKNOWN elsewhere. */
+int64_t ctl_log_chain_at(const struct ctl_log *l, int64_t offset);
+int64_t ctl_log_chain_first(const struct ctl_log *l);
 /* Records appended since the last snapshot (or open). */
 uint64_t ctl_log_records_since_snapshot(const struct ctl_log *l);
 

@@ -25,6 +25,7 @@ struct ctl_wait {
     uint32_t correlation_id;
     int64_t from;
     uint32_t max_bytes;
+    bool checked; /* its history point was checked and is ours */
     struct event *timer;
 };
 
@@ -119,7 +120,8 @@ static void ctl_rpc_trace_broker(const struct ctl_server *s, int32_t id)
     if (s->act.unclean_stop) {
         trace_info("controller",
                    "event=broker_unclean_stop broker=%d msg=\"it left the "
-                   "ELRs where others hold the committed records\"",
+                   "ELRs where others hold the committed records, of topics "
+                   "whose flush policy is not ack\"",
                    (int)id);
     }
     if (s->act.offline_changed) {
@@ -181,6 +183,7 @@ static void ctl_rpc_register(struct ctl_server *s,
     ev.u.reg.tls_port = m->tls_port <= UINT16_MAX ? (uint16_t)m->tls_port : 0;
     ev.u.reg.directory_id = m->directory_id;
     ev.u.reg.previous_broker_epoch = m->previous_broker_epoch;
+    ev.u.reg.default_flush_policy = m->default_flush_policy;
     ev.u.reg.offline = offline;
     resp.correlation_id = r->correlation_id;
     if (ctl_rpc_result(s, &ev, &resp) == 0) {
@@ -319,14 +322,18 @@ static void ctl_rpc_fetch_answer(struct ctl_server *s, struct ctl_wait *w)
     buf_init(&b);
     body.cluster_id = s->cluster_id;
     body.end_offset = ctl_log_end_offset(s->log);
+    body.history_checked = w->checked;
     if (w->from < ctl_log_start_offset(s->log) || w->from > body.end_offset) {
         body.snapshot = true;
         body.first_offset = 0;
+        body.first_chain = ctl_log_chain_at(s->log, body.end_offset);
         rv = meta_snapshot_encode(ctl_core_image(s->core), &b, NULL);
     } else {
         body.first_offset = w->from;
+        body.first_chain = ctl_log_chain_at(s->log, w->from);
         rv = ctl_log_read(s->log, w->from, w->max_bytes, &b, &count);
     }
+    body.chain_known = body.first_chain >= 0;
     body.record_count = count;
     if (rv == 0 && payload != NULL && b.len > 0 &&
         evbuffer_add(payload, b.data, b.len) != 0) {
@@ -389,15 +396,73 @@ void ctl_rpc_wake(struct ctl_server *s, bool final)
     }
 }
 
+/* Is the history point the broker names (an offset and the chain value
+ * there, of the metadata it applied) this controller's history? 0 when
+ * it is (*checked) or cannot be told from here because the offset is
+ * past our end (the broker sees end_offset and refuses an older history
+ * itself); else the error to answer, with msg (also traced: a diverged
+ * broker keeps asking, with backoff, so the line repeats). */
+static int ctl_rpc_history_check(struct ctl_server *s,
+                                 const Weir__FetchMetadataRequest *m,
+                                 const char *peer,
+                                 bool *checked,
+                                 char *msg,
+                                 size_t cap)
+{
+    int64_t at = m->history_offset;
+    int64_t ours;
+
+    *checked = false;
+    if (at <= 0 || at > ctl_log_end_offset(s->log)) {
+        return 0;
+    }
+    ours = ctl_log_chain_at(s->log, at);
+    if (ours >= 0 && ours == m->history_chain) {
+        *checked = true;
+        return 0;
+    }
+    if (ours < 0) {
+        (void)snprintf(msg, cap,
+                       "broker %d applied metadata up to offset %lld; this "
+                       "controller (data dir %s) keeps the history values "
+                       "from offset %lld on only, so it cannot show that "
+                       "its history is the same",
+                       (int)m->broker_id, (long long)at, s->cfg.data_dir,
+                       (long long)ctl_log_chain_first(s->log));
+    } else {
+        (void)snprintf(msg, cap,
+                       "broker %d's chain value at offset %lld is %lld, this "
+                       "controller's (data dir %s) is %lld",
+                       (int)m->broker_id, (long long)at,
+                       (long long)m->history_chain, s->cfg.data_dir,
+                       (long long)ours);
+    }
+    trace_error(
+        "controller", "event=%s broker=%d peer=%s offset=%lld msg=\"%s\"",
+        ours < 0 ? "broker_history_unverifiable" : "broker_history_diverged",
+        (int)m->broker_id, peer, (long long)at, msg);
+    return ours < 0 ? WEIR_EMETADATA_HISTORY_UNVERIFIABLE
+                    : WEIR_EMETADATA_DIVERGED;
+}
+
 static void ctl_rpc_fetch_metadata(struct ctl_server *s,
                                    struct srv_req *req,
                                    const Weir__Request *r)
 {
     const Weir__FetchMetadataRequest *m = r->fetch_metadata;
-    struct ctl_wait *w = mem_calloc(1, sizeof(*w));
+    struct ctl_wait *w;
     uint64_t wait_ms = m->max_wait_ms;
     struct timeval tv;
+    char msg[600];
+    bool checked;
+    int rv;
 
+    rv = ctl_rpc_history_check(s, m, req->peer, &checked, msg, sizeof(msg));
+    if (rv != 0) {
+        ctl_rpc_error(req, r->correlation_id, rv, msg, false);
+        return;
+    }
+    w = mem_calloc(1, sizeof(*w));
     if (w == NULL) {
         ctl_rpc_error(req, r->correlation_id, WEIR_ENOMEM, "out of memory",
                       false);
@@ -405,6 +470,7 @@ static void ctl_rpc_fetch_metadata(struct ctl_server *s,
     }
     w->s = s;
     w->req = req;
+    w->checked = checked;
     w->correlation_id = r->correlation_id;
     w->from = m->from_offset < 0 ? 0 : m->from_offset;
     w->max_bytes = m->max_bytes > 0 ? m->max_bytes : 1024 * 1024;
@@ -550,9 +616,48 @@ out:
     mem_free(eds);
 }
 
+/* The cluster id a broker's call names ("" or NULL: none, as from clients
+ * and older brokers). */
+static const char *ctl_rpc_cluster_of(const Weir__Request *r)
+{
+    switch (r->body_case) {
+    case WEIR__REQUEST__BODY_BROKER_HEARTBEAT:
+        return r->broker_heartbeat->cluster_id;
+    case WEIR__REQUEST__BODY_FETCH_METADATA:
+        return r->fetch_metadata->cluster_id;
+    case WEIR__REQUEST__BODY_ALTER_ISR:
+        return r->alter_isr->cluster_id;
+    case WEIR__REQUEST__BODY_ALLOCATE_PRODUCER_IDS:
+        return r->allocate_producer_ids->cluster_id;
+    case WEIR__REQUEST__BODY_CREATE_TOPICS:
+        return r->create_topics->cluster_id;
+    case WEIR__REQUEST__BODY_DELETE_TOPICS:
+        return r->delete_topics->cluster_id;
+    default:
+        return NULL; /* RegisterBroker checks its own */
+    }
+}
+
 static void
 ctl_rpc_route(struct ctl_server *s, struct srv_req *req, const Weir__Request *r)
 {
+    const char *cid = ctl_rpc_cluster_of(r);
+    char msg[300];
+
+    if (cid != NULL && cid[0] != '\0' && strcmp(cid, s->cluster_id) != 0) {
+        /* a broker of another cluster: nothing of it may reach this log */
+        (void)snprintf(msg, sizeof(msg),
+                       "the caller belongs to cluster %s, this controller "
+                       "(data dir %s) to cluster %s",
+                       cid, s->cfg.data_dir, s->cluster_id);
+        trace_warn("controller",
+                   "event=request_refused call=%s peer=%s "
+                   "error=INCONSISTENT_CLUSTER_ID msg=\"%s\"",
+                   rpc_api_name(r->body_case), req->peer, msg);
+        ctl_rpc_error(req, r->correlation_id, WEIR_EINCONSISTENT_CLUSTER_ID,
+                      msg, false);
+        return;
+    }
     switch (r->body_case) {
     case WEIR__REQUEST__BODY_REGISTER_BROKER:
         ctl_rpc_register(s, req, r);

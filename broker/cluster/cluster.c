@@ -13,6 +13,7 @@
 #include "common/mem.h"
 #include "common/net/addr.h"
 #include "common/trace.h"
+#include "controller/meta/meta_chain.h"
 
 #define CLUSTER_FETCH_WAIT_MS  5000
 #define CLUSTER_FETCH_BYTES    (1024u * 1024)
@@ -93,13 +94,12 @@ static void cluster_register_reply(void *arg,
                                 ? resp->register_broker->session_timeout_ms
                                 : CLUSTER_SESSION_DEFAULT_MS;
     cluster_watch_init(&c->watch, clock_now_ms(c->b->clock));
-    trace_info(
-        "cluster",
-        "event=registered broker=%d epoch=%lld controller=%s "
-        "cluster_id=%s directory_id=%s previous_epoch=%lld",
-        (int)c->id, (long long)c->broker_epoch, c->controller,
-        c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
-        (long long)(c->registered_once ? -1 : c->b->ident.previous_epoch));
+    trace_info("cluster",
+               "event=registered broker=%d epoch=%lld controller=%s "
+               "cluster_id=%s directory_id=%s previous_epoch=%lld",
+               (int)c->id, (long long)c->broker_epoch, c->controller,
+               c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
+               (long long)c->sent_previous_epoch);
     c->registered_once = true;
     /* the image may hold the registration already (the metadata poll
      * can be answered first): leaderships may apply now */
@@ -123,9 +123,16 @@ static void cluster_register(struct cluster *c)
     m.broker_id = c->id;
     m.cluster_id = (char *)b->ident.props.cluster_id;
     m.directory_id = (char *)b->ident.props.directory_id;
-    /* the epoch of the last clean stop, for this process's first
-     * registration only: later ones follow no stop at all */
-    m.previous_broker_epoch = c->registered_once ? -1 : b->ident.previous_epoch;
+    /* the epoch of the last clean stop for this process's first
+     * registration (retries of it included: the controller judges a
+     * retry by the epoch it judged the first attempt with); a running
+     * broker registering again never stopped, so it sends the epoch it
+     * holds, which the controller takes for a clean stop */
+    m.previous_broker_epoch =
+        c->registered_once ? c->broker_epoch : b->ident.previous_epoch;
+    c->sent_previous_epoch = m.previous_broker_epoch;
+    m.default_flush_policy =
+        (char *)broker_flush_policy_name(b->log_defaults.flush_policy);
     m.host = (char *)b->adv_host;
     m.port = b->adv_port;
     m.rack = b->cfg.rack != NULL ? b->cfg.rack : "";
@@ -219,6 +226,7 @@ static void cluster_heartbeat(struct cluster *c)
     }
     m.broker_id = c->id;
     m.broker_epoch = c->broker_epoch;
+    m.cluster_id = (char *)c->b->ident.props.cluster_id;
     m.applied_offset = meta_image_end_offset(c->img) - 1;
     m.want_shutdown = c->shutting_down;
     cluster_offline_collect(c, &off); /* the whole set, every time */
@@ -262,6 +270,7 @@ static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     cluster_watch_check(c);
+    cluster_ident_save_cluster(c);
     cluster_ident_save_applied(c, false);
     if (c->broker_epoch < 0) {
         cluster_register(c);
@@ -284,8 +293,10 @@ static void cluster_fetch_reply(void *arg,
     int rv;
 
     if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_FETCH_METADATA) {
-        trace_debug("cluster", "event=metadata_fetch_failed msg=\"%s\"",
-                    ed->msg);
+        if (!cluster_ident_refuse_fetch(c, err, ed->msg)) {
+            trace_debug("cluster", "event=metadata_fetch_failed msg=\"%s\"",
+                        ed->msg);
+        }
         cluster_arm(c->fetch_timer, cluster_backoff(c));
         return;
     }
@@ -295,6 +306,11 @@ static void cluster_fetch_reply(void *arg,
     }
     err_detail_clear(&aed);
     rv = cluster_apply(c, resp->fetch_metadata, payload, len, &aed);
+    if (rv == WEIR_EMETADATA_DIVERGED) {
+        (void)cluster_ident_refuse_fetch(c, rv, aed.msg);
+        cluster_arm(c->fetch_timer, cluster_backoff(c));
+        return;
+    }
     if (rv != 0) {
         trace_error("cluster",
                     "event=metadata_apply_failed error=%s msg=\"%s\"",
@@ -316,6 +332,8 @@ static void cluster_fetch(struct cluster *c)
 
     m.broker_id = c->id;
     m.broker_epoch = c->broker_epoch;
+    m.cluster_id = (char *)c->b->ident.props.cluster_id;
+    cluster_ident_history_point(c, &m.history_offset, &m.history_chain);
     m.from_offset = meta_image_end_offset(c->img);
     m.max_wait_ms = c->caught_up ? CLUSTER_FETCH_WAIT_MS : 0;
     m.max_bytes = CLUSTER_FETCH_BYTES;
@@ -400,6 +418,7 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
     c->b = b;
     c->id = (int32_t)b->cfg.id;
     c->broker_epoch = -1;
+    c->chain = META_CHAIN_ZERO; /* of the empty image */
     c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
     c->session_timeout_ms = CLUSTER_SESSION_DEFAULT_MS;
     c->hook = cluster_role_trace;
@@ -506,13 +525,21 @@ struct cluster_call {
     void *arg;
 };
 
-/* A context for a call, or NULL with *rv set (not registered, or out of
- * memory); the caller sets the callback. */
+/* A context for a call, or NULL with *rv set (not registered, the
+ * controller refused, or out of memory); the caller sets the callback.
+ * A refused controller is asked for nothing: an older copy could hand out
+ * producer ids below ids already given out in the true history (two
+ * producers with one id: a batch taken for a duplicate and acknowledged
+ * unwritten), or accept ISR changes and topics of its own history. */
 static struct cluster_call *
 cluster_call_new(const struct cluster *c, void *arg, int *rv)
 {
     struct cluster_call *call;
 
+    if (c->refusal != CLUSTER_REFUSAL_NONE) {
+        *rv = WEIR_ECONTROLLER_REFUSED;
+        return NULL;
+    }
     if (c->broker_epoch < 0) {
         *rv = WEIR_ENOT_FOUND;
         return NULL;
@@ -592,6 +619,7 @@ int cluster_alter_isr(struct cluster *c,
     memcpy(ids, isr->ids, sizeof(ids));
     m.broker_id = c->id;
     m.broker_epoch = c->broker_epoch;
+    m.cluster_id = (char *)c->b->ident.props.cluster_id;
     m.topic_id = topic_id;
     m.partition = partition;
     m.leader_epoch = leader_epoch;
@@ -649,6 +677,7 @@ int cluster_allocate_producer_ids(struct cluster *c,
     call->fn.pids = fn;
     m.broker_id = c->id;
     m.broker_epoch = c->broker_epoch;
+    m.cluster_id = (char *)c->b->ident.props.cluster_id;
     m.count = count;
     req.body_case = WEIR__REQUEST__BODY_ALLOCATE_PRODUCER_IDS;
     req.allocate_producer_ids = &m;
@@ -717,6 +746,7 @@ int cluster_create_topic(struct cluster *c,
     t.n_configs = n_configs;
     m.topics = &tp;
     m.n_topics = 1;
+    m.cluster_id = (char *)c->b->ident.props.cluster_id;
     req.body_case = WEIR__REQUEST__BODY_CREATE_TOPICS;
     req.create_topics = &m;
     return cluster_call_send(c, &req, cluster_create_reply, call);

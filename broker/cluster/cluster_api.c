@@ -302,16 +302,53 @@ static void cluster_fwd_reply(void *arg,
     }
 }
 
+/* Send the forwarded call with this broker's cluster id in it (create
+ * and delete carry one), so a controller of another cluster refuses it;
+ * the field is put back before r is freed (r owns its strings). */
+static int cluster_fwd_send(struct cluster *c, Weir__Request *r, void *arg)
+{
+    char **slot = NULL;
+    char *saved;
+    int rv;
+
+    if (r->body_case == WEIR__REQUEST__BODY_CREATE_TOPICS) {
+        slot = &r->create_topics->cluster_id;
+    } else if (r->body_case == WEIR__REQUEST__BODY_DELETE_TOPICS) {
+        slot = &r->delete_topics->cluster_id;
+    }
+    if (slot == NULL) {
+        return cconn_call(c->rpc, r, CLUSTER_FWD_WAIT_MS, cluster_fwd_reply,
+                          arg);
+    }
+    saved = *slot;
+    *slot = c->b->ident.props.cluster_id;
+    rv = cconn_call(c->rpc, r, CLUSTER_FWD_WAIT_MS, cluster_fwd_reply, arg);
+    *slot = saved;
+    return rv;
+}
+
 void cluster_api_forward(struct broker *b,
                          struct srv_req *req,
                          Weir__Request *r)
 {
     struct cluster *c = b->cluster;
-    struct cluster_fwd *f = mem_calloc(1, sizeof(*f));
+    struct cluster_fwd *f;
     struct timeval tv = {CLUSTER_FWD_WAIT_MS / 1000,
                          (CLUSTER_FWD_WAIT_MS % 1000) * 1000};
     int rv = WEIR_ENOMEM;
 
+    if (c->refusal != CLUSTER_REFUSAL_NONE) {
+        /* a refused controller (another cluster or history) is asked
+         * nothing: a topic it created would exist in its history only */
+        broker_respond_error(req, r->correlation_id, WEIR_ECONTROLLER_REFUSED,
+                             "this broker refuses its controller (another "
+                             "cluster or another metadata history): not "
+                             "forwarded",
+                             false);
+        rpc_request_free(r);
+        return;
+    }
+    f = mem_calloc(1, sizeof(*f));
     if (f != NULL) {
         f->c = c;
         f->req = req;
@@ -321,9 +358,7 @@ void cluster_api_forward(struct broker *b,
         f->timer = evtimer_new(b->base, cluster_fwd_timeout, f);
         f->next = c->fwds;
         c->fwds = f;
-        rv = f->timer == NULL ? WEIR_ENOMEM
-                              : cconn_call(c->rpc, r, CLUSTER_FWD_WAIT_MS,
-                                           cluster_fwd_reply, f);
+        rv = f->timer == NULL ? WEIR_ENOMEM : cluster_fwd_send(c, r, f);
     }
     if (rv != 0) {
         broker_respond_error(req, r->correlation_id, rv,

@@ -14,13 +14,39 @@
 #include "common/names.h"
 #include "common/topic_config.h"
 #include "common/trace.h"
+#include "controller/meta/meta_chain.h"
 #include "controller/meta/meta_snapshot.h"
 
-/* Records: u32be length | record, applied in order to img. */
-static int cluster_apply_records(struct meta_image *img,
+/* The history just applied reached the stored offset: is its chain value
+ * the stored one? (The controller checks this too, before it answers;
+ * this is the broker's own check of what it was actually sent.) */
+static int cluster_apply_check_point(const struct cluster *c,
+                                     int64_t end,
+                                     int64_t chain,
+                                     struct err_detail *ed)
+{
+    const struct broker_ident *id = &c->b->ident;
+
+    if (end != id->applied_end || id->applied_chain < 0 || chain < 0 ||
+        chain == id->applied_chain) {
+        return 0;
+    }
+    return err_set(ed, WEIR_EMETADATA_DIVERGED,
+                   "applying the controller's metadata, the chain value at "
+                   "offset %lld is %lld; this broker's data dir %s stored "
+                   "%lld there",
+                   (long long)end, (long long)chain, c->b->cfg.data_dir,
+                   (long long)id->applied_chain);
+}
+
+/* Records: u32be length | record, applied in order to img; *chain (the
+ * value at img's end, -1 unknown) follows them. */
+static int cluster_apply_records(const struct cluster *cl,
+                                 struct meta_image *img,
                                  const uint8_t *p,
                                  uint32_t len,
                                  uint32_t count,
+                                 int64_t *chain,
                                  struct err_detail *ed)
 {
     struct weir_cursor c;
@@ -45,6 +71,14 @@ static int cluster_apply_records(struct meta_image *img,
         if (rv != 0) {
             err_wrap(ed, "metadata record at offset %lld",
                      (long long)meta_image_end_offset(img));
+            return rv;
+        }
+        if (*chain >= 0) {
+            *chain = meta_chain_fold(*chain, rb.p, rb.len);
+        }
+        rv = cluster_apply_check_point(cl, meta_image_end_offset(img), *chain,
+                                       ed);
+        if (rv != 0) {
             return rv;
         }
     }
@@ -407,15 +441,22 @@ int cluster_apply(struct cluster *c,
                   struct err_detail *ed)
 {
     struct meta_image *img = NULL;
+    int64_t chain = m->chain_known ? m->first_chain : META_CHAIN_UNKNOWN;
     int rv;
 
     if (m->snapshot) {
         rv = meta_snapshot_decode(payload, len, &img, ed);
+        if (rv == 0) {
+            rv = cluster_apply_check_point(c, meta_image_end_offset(img), chain,
+                                           ed);
+        }
         if (rv != 0) {
+            meta_image_free(img);
             return rv;
         }
         meta_image_free(c->img);
         c->img = img;
+        c->chain = chain;
         trace_info("cluster", "event=metadata_snapshot_loaded end_offset=%lld",
                    (long long)meta_image_end_offset(c->img));
     } else if (m->record_count > 0) {
@@ -425,17 +466,28 @@ int cluster_apply(struct cluster *c,
                            (long long)m->first_offset,
                            (long long)meta_image_end_offset(c->img));
         }
-        rv = cluster_apply_records(c->img, payload, len, m->record_count, ed);
+        if (chain >= 0 && c->chain >= 0 && chain != c->chain) {
+            /* the records do not continue the history in the image */
+            return err_set(ed, WEIR_EMETADATA_DIVERGED,
+                           "the controller's chain value at offset %lld is "
+                           "%lld, the metadata applied here has %lld",
+                           (long long)m->first_offset, (long long)chain,
+                           (long long)c->chain);
+        }
+        rv = cluster_apply_records(c, c->img, payload, len, m->record_count,
+                                   &chain, ed);
         if (rv != 0) {
             /* the image took part of the batch: start again from scratch */
             meta_image_free(c->img);
             c->img = NULL;
+            c->chain = META_CHAIN_ZERO;
             if (meta_image_new(&c->img) != 0) {
                 return err_set(ed, WEIR_ENOMEM, "out of memory");
             }
             c->caught_up = false;
             return rv;
         }
+        c->chain = chain;
     }
     c->caught_up = meta_image_end_offset(c->img) >= m->end_offset;
     if (c->caught_up &&

@@ -26,8 +26,10 @@ struct cluster_fwd; /* a forwarded CreateTopics/DeleteTopics (api) */
 /* Why the controller's answers are being refused (cluster_ident.c). */
 enum cluster_refusal {
     CLUSTER_REFUSAL_NONE,
-    CLUSTER_REFUSAL_CLUSTER_ID, /* it belongs to another cluster */
-    CLUSTER_REFUSAL_HISTORY,    /* its metadata ends before ours */
+    CLUSTER_REFUSAL_CLUSTER_ID,   /* it belongs to another cluster */
+    CLUSTER_REFUSAL_HISTORY,      /* its metadata ends before ours */
+    CLUSTER_REFUSAL_DIVERGED,     /* its history differs from ours */
+    CLUSTER_REFUSAL_UNVERIFIABLE, /* it cannot show its history is ours */
 };
 
 struct cluster {
@@ -57,14 +59,23 @@ struct cluster {
 
     /* identity and history checks (cluster_ident.c) */
     char meta_cluster_id[METAPROPS_ID_MAX + 1]; /* of the metadata in img */
+    int64_t chain; /* chain value of img's history at its end; -1 unknown */
+    /* told METADATA_DIVERGED: until an answer shows this broker's history
+     * point checked (history_checked), nothing is accepted */
+    bool diverged;
     enum cluster_refusal refusal;
     uint64_t refusal_logged_ms;
-    bool accepted_once;   /* an answer was accepted: may register */
-    bool registered_once; /* previous_broker_epoch is spent */
+    bool accepted_once;          /* an answer was accepted: may register */
+    bool registered_once;        /* previous_broker_epoch is spent */
+    int64_t sent_previous_epoch; /* in the last RegisterBroker */
     uint64_t applied_saved_ms;
-    uint64_t session_timeout_ms; /* the controller's, from registration */
-    struct cluster_watch watch;  /* leading while cut off (12c) */
-    char **strays;               /* "name id" of stray logs reported */
+    /* the cluster id a registration answer gave this new data dir, while
+     * storing it keeps failing (retried from the heartbeat timer) */
+    char cluster_id_unsaved[METAPROPS_ID_MAX + 1];
+    uint64_t cluster_id_failed_ms; /* last cluster_id_not_saved trace */
+    uint64_t session_timeout_ms;   /* the controller's, from registration */
+    struct cluster_watch watch;    /* leading while cut off (12c) */
+    char **strays;                 /* "name id" of stray logs reported */
     uint32_t n_strays;
     uint64_t offline_sig; /* offline replicas last reported (a hash) */
 };
@@ -111,8 +122,22 @@ bool cluster_ident_accept_fetch(struct cluster *c,
  * cluster id the first time. */
 bool cluster_ident_accept_register(struct cluster *c,
                                    const Weir__RegisterBrokerResponse *r);
+/* Store the cluster id a registration gave this data dir, if that has
+ * not succeeded yet (heartbeat timer). */
+void cluster_ident_save_cluster(struct cluster *c);
 /* The controller refused the registration: another cluster. */
 void cluster_ident_refused(struct cluster *c, const char *msg);
+/* The controller refused a metadata fetch with err (METADATA_DIVERGED,
+ * METADATA_HISTORY_UNVERIFIABLE, INCONSISTENT_CLUSTER_ID), or this broker
+ * found the history different while applying it (METADATA_DIVERGED):
+ * refuse it, with msg. False for any other err. */
+bool cluster_ident_refuse_fetch(struct cluster *c, int err, const char *msg);
+/* The history point to send in a FetchMetadata: the end of the image, or
+ * the stored (offset, chain value) while the image is behind it. *offset
+ * 0: none. */
+void cluster_ident_history_point(const struct cluster *c,
+                                 int64_t *offset,
+                                 int64_t *chain);
 /* Store the applied metadata end offset: at most once a second, unless
  * now (clean shutdown). */
 void cluster_ident_save_applied(struct cluster *c, bool now);

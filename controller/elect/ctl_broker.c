@@ -50,6 +50,7 @@ static int ctl_broker_add_live(struct ctl_core *core, int32_t id)
     l = &core->live[pos];
     memset(l, 0, sizeof(*l));
     l->id = id;
+    l->clean_prev_epoch = -1;
     return 0;
 }
 
@@ -74,13 +75,19 @@ static int ctl_broker_fence_rec(struct ctl_core *core,
  * the one registered before means a new data dir (the disk was lost or
  * wiped). Else a previous epoch other than the one it was registered with
  * (-1 after a kill, a crash or a power loss) means an unclean stop, after
- * which it may lack records it had not flushed. */
+ * which it may lack records it had not flushed; except the epoch its last
+ * registration was judged clean with: the same registration sent again
+ * because its answer was lost (the registration it repeats was applied,
+ * so the epoch moved on). A process that crashed in between sends -1, so
+ * the exception cannot hide an unclean stop. */
 static void ctl_broker_data_check(const struct meta_broker *b,
+                                  const struct ctl_live *live,
                                   const struct ctl_event *ev,
                                   bool *wiped,
                                   bool *unclean)
 {
     const char *dir = ev->u.reg.directory_id;
+    int64_t prev = ev->u.reg.previous_broker_epoch;
 
     *wiped = *unclean = false;
     if (b == NULL || dir == NULL || dir[0] == '\0') {
@@ -90,7 +97,8 @@ static void ctl_broker_data_check(const struct meta_broker *b,
         *wiped = true;
         return;
     }
-    *unclean = ev->u.reg.previous_broker_epoch != b->epoch;
+    *unclean = prev != b->epoch &&
+               !(live != NULL && prev >= 0 && prev == live->clean_prev_epoch);
 }
 
 /* Before the new registration record: the old incarnation's leaderships
@@ -108,9 +116,12 @@ static int ctl_broker_reregister(struct ctl_core *core,
     bool unclean;
 
     memset(&ex, 0, sizeof(ex));
-    ctl_broker_data_check(b, ev, &wiped, &unclean);
+    ctl_broker_data_check(b, ctl_core_live(core, ev->u.reg.broker_id), ev,
+                          &wiped, &unclean);
     out->data_lost = wiped;
     out->unclean_stop = unclean;
+    ex.unclean_flush_ack = ev->u.reg.default_flush_policy != NULL &&
+                           strcmp(ev->u.reg.default_flush_policy, "ack") == 0;
     if (!b->fenced) {
         ex.ids = &ev->u.reg.broker_id;
         ex.n = 1;
@@ -196,6 +207,12 @@ int ctl_broker_register(struct ctl_core *core,
     }
     ctl_broker_seen(core, ctl_core_live(core, rec.u.reg.id));
     ctl_core_live(core, rec.u.reg.id)->shutting_down = false;
+    ctl_core_live(core, rec.u.reg.id)->clean_prev_epoch =
+        b != NULL && !out->data_lost && !out->unclean_stop &&
+                ev->u.reg.directory_id != NULL &&
+                ev->u.reg.directory_id[0] != '\0'
+            ? ev->u.reg.previous_broker_epoch
+            : -1;
     out->broker_epoch = rec.u.reg.epoch;
     out->broker_fenced = true;
     out->offline_changed = added || removed;
@@ -209,7 +226,7 @@ static int
 ctl_broker_stop(struct ctl_core *core, struct ctl_actions *out, int32_t id)
 {
     const struct meta_broker *b = meta_image_broker(core->img, id);
-    struct ctl_excl ex = {&id, 1, NULL, NULL};
+    struct ctl_excl ex = {&id, 1, NULL, NULL, false};
     int rv = 0;
 
     if (!b->fenced) {
@@ -326,7 +343,7 @@ int ctl_broker_disconnected(struct ctl_core *core, const struct ctl_event *ev)
  * together, so a partition whose ISR loses two of them is elected once. */
 int ctl_broker_expire(struct ctl_core *core, struct ctl_actions *out)
 {
-    struct ctl_excl ex = {NULL, 0, NULL, NULL};
+    struct ctl_excl ex = {NULL, 0, NULL, NULL, false};
     int32_t *ids;
     uint32_t i;
     int rv;

@@ -118,6 +118,7 @@ int ctl_core_new(const struct ctl_config *cfg,
     core->n_live = core->cap_live = n;
     for (i = 0; i < n; i++) {
         core->live[i].id = meta_image_broker_at(img, i)->id;
+        core->live[i].clean_prev_epoch = -1;
     }
     /* the rest of a block reserved before the restart is skipped: ids stay
      * unique without persisting every id handed out */
@@ -372,6 +373,13 @@ static int ctl_core_tick(struct ctl_core *core, struct ctl_actions *out)
 {
     int rv = ctl_broker_expire(core, out);
 
+    if (rv == 0 && !core->start_elected) {
+        /* after a (re)start, whatever can get a leader now gets one at
+         * once (a restart that turned unclean election on, say), not at
+         * the next rebalance check */
+        core->start_elected = true;
+        rv = ctl_elect_leaderless(core, out);
+    }
     if (rv != 0 || core->cfg.rebalance_interval_ms == 0 ||
         core->now_ms < core->next_rebalance_ms) {
         return rv;

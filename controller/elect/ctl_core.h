@@ -97,8 +97,13 @@ struct ctl_event {
              * (a broker that sends neither this nor the next field) */
             const char *directory_id;
             /* the epoch it held when it last stopped cleanly, -1 after an
-             * unclean stop; read only with a directory id */
+             * unclean stop; the epoch it holds, when a running broker
+             * registers again; read only with a directory id */
             int64_t previous_broker_epoch;
+            /* its default flush policy ("ack", "interval", "never";
+             * NULL/"" = not said): under "ack" an unclean stop loses
+             * nothing it acknowledged */
+            const char *default_flush_policy;
             const struct ctl_replica *offline; /* replicas offline there */
             uint32_t n_offline;                /* 0..CTL_MAX_OFFLINE */
         } reg;

@@ -18,6 +18,10 @@ struct ctl_live {
     struct ctl_replica *offline; /* its offline replicas, ascending
                                     (topic id, partition), distinct; owned */
     uint32_t n_offline;
+    /* the previous epoch its last registration was judged clean with
+     * (same directory id), -1 none: a retry of that registration whose
+     * answer was lost carries it again and is clean too */
+    int64_t clean_prev_epoch;
 };
 
 struct ctl_core {
@@ -26,9 +30,10 @@ struct ctl_core {
     struct ctl_live *live;  /* ascending id */
     uint32_t n_live;
     uint32_t cap_live;
-    bool started;    /* the first event stamped every broker's session */
-    bool failed;     /* a batch was cut short after it changed the image */
-    uint64_t now_ms; /* latest event time */
+    bool started;       /* the first event stamped every broker's session */
+    bool start_elected; /* the first TICK elected where it could */
+    bool failed;        /* a batch was cut short after it changed the image */
+    uint64_t now_ms;    /* latest event time */
     uint64_t next_rebalance_ms; /* preferred-leader check */
     int64_t pid_next;           /* next producer id to hand out */
     int64_t pid_end;            /* end of the block reserved by PRODUCER_IDS */
@@ -40,10 +45,13 @@ struct ctl_excl {
     const int32_t *ids; /* taken out of service (being fenced) */
     uint32_t n;
     /* back from an unclean stop: may have lost unflushed records, so it
-     * leaves every ELR unless it is the last member of ISR and ELR */
+     * leaves every ELR unless it is the last member of ISR and ELR, or
+     * the topic's flush policy is ack (the topic's flush.policy, else
+     * unclean_flush_ack: its default) */
     const int32_t *unclean;
     /* its data dir is new (the data is gone): leaves every ISR and ELR */
     const int32_t *wiped;
+    bool unclean_flush_ack;
 };
 
 /* Append rec to the batch (copying its strings into out) and apply it.

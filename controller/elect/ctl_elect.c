@@ -25,6 +25,7 @@ struct ctl_plan {
     int32_t partition;
     const struct meta_partition *p;
     uint32_t min_isr;
+    bool flush_ack; /* the topic's flush policy (for ex->unclean) is ack */
 };
 
 static bool ctl_plan_is(const int32_t *who, int32_t id)
@@ -40,10 +41,13 @@ static bool ctl_plan_ok(const struct ctl_plan *pl, int32_t id)
 }
 
 /* May have lost records it once had (offline log, unclean stop): kept in
- * the ELR only when nobody else holds the committed records. */
+ * the ELR only when nobody else holds the committed records. An unclean
+ * stop under flush policy ack loses nothing acknowledged: a replica
+ * counts toward the high watermark only with what it has fsynced, so it
+ * still holds every committed record and is not weak. */
 static bool ctl_plan_weak(const struct ctl_plan *pl, int32_t id)
 {
-    return ctl_plan_is(pl->ex->unclean, id) ||
+    return (ctl_plan_is(pl->ex->unclean, id) && !pl->flush_ack) ||
            ctl_core_replica_offline(pl->core, id, pl->topic_id, pl->partition);
 }
 
@@ -115,10 +119,30 @@ static void ctl_plan_remove(struct meta_ids *ids, int32_t id)
     ids->n = k;
 }
 
+/* The first serving replica whose data is not known to be gone (its
+ * broker came back with a new data dir and it has not been in the ISR
+ * since): an unclean election loses what the others lack, but it must
+ * not pick an empty log over a replica that holds records. -1 if none. */
+static int32_t ctl_plan_first_unclean(const struct ctl_plan *pl)
+{
+    uint32_t i;
+
+    for (i = 0; i < pl->p->replicas.n; i++) {
+        int32_t id = pl->p->replicas.ids[i];
+        if (ctl_plan_ok(pl, id) && !ctl_plan_is(pl->ex->wiped, id) &&
+            !meta_partition_replica_empty(pl->p, id)) {
+            return id;
+        }
+    }
+    return -1;
+}
+
 /* Keep a leader that is still in the ISR, else the first ISR member (all
  * can serve), else the first serving ELR member with an ISR of itself,
- * else (unclean election on) the first serving replica, which becomes the
- * whole ISR and empties the ELR. */
+ * else (unclean election on, and no ELR member left even among those not
+ * serving now: they hold every committed record and may come back) the
+ * first serving replica that is not known empty, which becomes the whole
+ * ISR. */
 static void ctl_plan_leader(const struct ctl_plan *pl,
                             struct meta_partition_change *ch)
 {
@@ -140,8 +164,8 @@ static void ctl_plan_leader(const struct ctl_plan *pl,
         }
         return;
     }
-    if (pl->core->cfg.unclean_leader_election) {
-        ch->leader = ctl_plan_first(pl, NULL);
+    if (pl->core->cfg.unclean_leader_election && ch->elr.n == 0) {
+        ch->leader = ctl_plan_first_unclean(pl);
         if (ch->leader != -1) {
             ch->isr.n = ch->elr.n = 0;
             ctl_plan_add(&ch->isr, ch->leader);
@@ -210,8 +234,11 @@ static int ctl_elect_walk(struct ctl_core *core,
     pl.ex = ex;
     for (t = 0; t < meta_image_topic_count(core->img); t++) {
         const struct meta_topic *topic = meta_image_topic_at(core->img, t);
+        const char *flush = meta_topic_config(topic, "flush.policy");
         pl.topic_id = topic->id;
         pl.min_isr = meta_topic_min_isr(topic);
+        pl.flush_ack =
+            flush != NULL ? strcmp(flush, "ack") == 0 : ex->unclean_flush_ack;
         for (i = 0; i < topic->n_partitions; i++) {
             pl.partition = (int32_t)i;
             pl.p = &topic->partitions[i];
@@ -238,7 +265,7 @@ int ctl_elect_evacuate(struct ctl_core *core,
 
 int ctl_elect_leaderless(struct ctl_core *core, struct ctl_actions *out)
 {
-    static const struct ctl_excl none = {NULL, 0, NULL, NULL};
+    static const struct ctl_excl none = {NULL, 0, NULL, NULL, false};
 
     return ctl_elect_walk(core, out, &none);
 }

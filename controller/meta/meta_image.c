@@ -264,10 +264,18 @@ static int meta_image_apply_register(struct meta_image *img,
     } else {
         mem_free(b->host);
         mem_free(b->rack);
-        mem_free(b->directory_id);
         mem_free(b->tls_host); /* a BROKER_TLS record follows, if any */
         b->tls_host = NULL;
         b->tls_port = 0;
+    }
+    /* a new data dir: what its replicas held is gone (both ids known;
+     * a first registration with an id after ones without says nothing) */
+    if (b->directory_id != NULL && b->directory_id[0] != '\0' &&
+        dir[0] != '\0' && strcmp(b->directory_id, dir) != 0) {
+        meta_image_mark_empty(img, r->id);
+    }
+    if (found) {
+        mem_free(b->directory_id);
     }
     b->epoch = r->epoch;
     b->host = host;
@@ -525,6 +533,8 @@ static int meta_image_apply_one(struct meta_image *img,
         return meta_image_apply_acl(img, &rec->u.acl, false, ed);
     case META_RECORD_TOPIC_TOMBSTONE:
         return meta_image_apply_tomb(img, &rec->u.tomb, ed);
+    case META_RECORD_REPLICAS_EMPTY:
+        return meta_image_apply_empty(img, &rec->u.empty, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }

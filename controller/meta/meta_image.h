@@ -65,6 +65,11 @@ struct meta_partition {
     int32_t partition_epoch; /* bumped by every change */
     uint8_t flags;           /* META_PART_UNCLEAN: set by an unclean
                                 election, cleared by the next change */
+    /* bit i: replicas.ids[i] is known empty. Its broker registered with a
+     * new directory id (the data dir was lost or wiped) and it has not
+     * been in the ISR since; never in the ISR or ELR. Unclean election
+     * does not pick it. */
+    uint16_t empty;
 };
 
 struct meta_config {
@@ -106,7 +111,9 @@ void meta_image_free(struct meta_image *img);
  *   REGISTER_BROKER  epoch = this record's offset (so above the broker's
  *                    previous one); a registered broker that is
  *                    re-registered must lead nothing; the broker is fenced
- *                    afterwards.
+ *                    afterwards. A directory id other than the one it was
+ *                    registered with (both known) marks every replica of
+ *                    it empty (meta_partition.empty).
  *   FENCE_BROKER     current epoch, unfenced, leads nothing.
  *   UNFENCE_BROKER   current epoch, fenced.
  *   CREATE_TOPIC     new name; id = this record's offset.
@@ -121,7 +128,10 @@ void meta_image_free(struct meta_image *img);
  *                    unfenced.
  *   PARTITION_CHANGE known partition, ISR and ELR within its replicas in
  *                    replica order, leader -1 or unfenced, epochs as
- *                    documented in meta_record.h.
+ *                    documented in meta_record.h. ISR and ELR members are
+ *                    no longer empty.
+ *   REPLICAS_EMPTY   only while loading a snapshot: a known partition,
+ *                    replicas of it outside its ISR and ELR.
  *   PRODUCER_IDS     above the current next producer id.
  *   USER_SCRAM       creates or replaces the (name, mechanism) credential;
  *                    at most META_MAX_USERS of them.
@@ -163,6 +173,8 @@ const struct meta_topic *meta_image_topic_by_name(const struct meta_image *img,
 const struct meta_partition *meta_image_partition(const struct meta_image *img,
                                                   int64_t topic_id,
                                                   int32_t partition);
+/* Is broker id's replica of p known empty (meta_partition.empty)? */
+bool meta_partition_replica_empty(const struct meta_partition *p, int32_t id);
 /* Value of an explicitly set key, NULL when unset. */
 const char *meta_topic_config(const struct meta_topic *t, const char *key);
 /* min.insync.replicas as brokers read it (repl_io): the leading decimal

@@ -54,7 +54,12 @@ struct meta_topic_slot *meta_image_names_find(const struct meta_image *img,
                                               const char *name,
                                               size_t len);
 
-/* PARTITION and PARTITION_CHANGE (meta_image_part.c). */
+/* PARTITION, PARTITION_CHANGE and REPLICAS_EMPTY (meta_image_part.c);
+ * mark_empty: broker id's data is new, every replica of it is empty. */
+void meta_image_mark_empty(struct meta_image *img, int32_t id);
+int meta_image_apply_empty(struct meta_image *img,
+                           const struct meta_replicas_empty *rec,
+                           struct err_detail *ed);
 int meta_image_apply_partition(struct meta_image *img,
                                const struct meta_partition_rec *rec,
                                struct err_detail *ed);

@@ -44,6 +44,21 @@ static int meta_image_check_isr(const struct meta_ids *replicas,
     return meta_image_check_order(replicas, elr, "ELR", ed);
 }
 
+/* The bits (replica positions) of the ids in p's replica list. */
+static uint16_t meta_image_empty_bits(const struct meta_partition *p,
+                                      const struct meta_ids *ids)
+{
+    uint16_t bits = 0;
+    uint32_t r;
+
+    for (r = 0; r < p->replicas.n; r++) {
+        if (meta_ids_has(ids, p->replicas.ids[r])) {
+            bits |= (uint16_t)(1u << r);
+        }
+    }
+    return bits;
+}
+
 static int meta_image_check_leader(const struct meta_image *img,
                                    int32_t leader,
                                    struct err_detail *ed)
@@ -172,5 +187,60 @@ int meta_image_apply_change(struct meta_image *img,
     p->leader_epoch = rec->leader_epoch;
     p->partition_epoch = rec->partition_epoch;
     p->flags = rec->flags;
+    /* back in the ISR: it holds every committed record again */
+    p->empty &= (uint16_t) ~(meta_image_empty_bits(p, &p->isr) |
+                             meta_image_empty_bits(p, &p->elr));
+    return 0;
+}
+
+void meta_image_mark_empty(struct meta_image *img, int32_t id)
+{
+    uint32_t t;
+    uint32_t i;
+    uint32_t r;
+
+    for (t = 0; t < img->n_topics; t++) {
+        struct meta_topic *topic = &img->topics[t].pub;
+        for (i = 0; i < topic->n_partitions; i++) {
+            struct meta_partition *p = &topic->partitions[i];
+            for (r = 0; r < p->replicas.n; r++) {
+                if (p->replicas.ids[r] == id) {
+                    p->empty |= (uint16_t)(1u << r);
+                }
+            }
+        }
+    }
+}
+
+int meta_image_apply_empty(struct meta_image *img,
+                           const struct meta_replicas_empty *rec,
+                           struct err_detail *ed)
+{
+    struct meta_topic_slot *slot = meta_image_topic_mut(img, rec->topic_id);
+    struct meta_partition *p;
+    uint16_t bits;
+
+    if (!img->loading) {
+        return err_set(ed, WEIR_ECORRUPT,
+                       "REPLICAS_EMPTY outside a snapshot (a log implies it)");
+    }
+    if (slot == NULL || (uint32_t)rec->partition >= slot->pub.n_partitions) {
+        return err_set(ed, WEIR_ECORRUPT,
+                       "empty replicas of unknown partition %lld/%d",
+                       (long long)rec->topic_id, (int)rec->partition);
+    }
+    p = &slot->pub.partitions[rec->partition];
+    if (meta_image_check_order(&p->replicas, &rec->ids, "empty replica", ed) !=
+        0) {
+        return WEIR_ECORRUPT;
+    }
+    bits = meta_image_empty_bits(p, &rec->ids);
+    if ((bits & (meta_image_empty_bits(p, &p->isr) |
+                 meta_image_empty_bits(p, &p->elr))) != 0) {
+        return err_set(ed, WEIR_ECORRUPT,
+                       "an empty replica of %lld/%d is in its ISR or ELR",
+                       (long long)rec->topic_id, (int)rec->partition);
+    }
+    p->empty |= bits;
     return 0;
 }

@@ -124,7 +124,20 @@ static bool meta_image_partition_equal(const struct meta_partition *a,
            meta_image_ids_equal(&a->isr, &b->isr) &&
            meta_image_ids_equal(&a->elr, &b->elr) && a->leader == b->leader &&
            a->leader_epoch == b->leader_epoch &&
-           a->partition_epoch == b->partition_epoch && a->flags == b->flags;
+           a->partition_epoch == b->partition_epoch && a->flags == b->flags &&
+           a->empty == b->empty;
+}
+
+bool meta_partition_replica_empty(const struct meta_partition *p, int32_t id)
+{
+    uint32_t r;
+
+    for (r = 0; r < p->replicas.n; r++) {
+        if (p->replicas.ids[r] == id) {
+            return (p->empty & (1u << r)) != 0;
+        }
+    }
+    return false;
 }
 
 static bool meta_image_topic_equal(const struct meta_topic *a,
@@ -235,6 +248,29 @@ static int meta_image_check_ids(const struct meta_image *img,
     return 0;
 }
 
+/* Empty replicas are replicas, and in neither the ISR nor the ELR. */
+static int meta_image_check_empty(const struct meta_topic *t,
+                                  uint32_t j,
+                                  const struct meta_partition *p,
+                                  struct err_detail *ed)
+{
+    uint32_t r;
+
+    for (r = 0; r < META_MAX_REPLICAS; r++) {
+        if ((p->empty & (1u << r)) == 0) {
+            continue;
+        }
+        if (r >= p->replicas.n || meta_ids_has(&p->isr, p->replicas.ids[r]) ||
+            meta_ids_has(&p->elr, p->replicas.ids[r])) {
+            return err_set(ed, WEIR_ECORRUPT,
+                           "%s/%u: empty replica bit %u is not a replica "
+                           "outside the ISR and ELR",
+                           t->name, j, r);
+        }
+    }
+    return 0;
+}
+
 static int meta_image_check_topics(const struct meta_image *img,
                                    uint32_t *led,
                                    struct err_detail *ed)
@@ -255,6 +291,9 @@ static int meta_image_check_topics(const struct meta_image *img,
             const struct meta_partition *p = &t->partitions[j];
             bool found;
             rv = meta_image_check_ids(img, t, j, p, ed);
+            if (rv == 0) {
+                rv = meta_image_check_empty(t, j, p, ed);
+            }
             if (rv != 0) {
                 return rv;
             }

@@ -24,6 +24,7 @@ static const char *const meta_record_names[] = {
     [META_RECORD_ACL] = "ACL",
     [META_RECORD_REMOVE_ACL] = "REMOVE_ACL",
     [META_RECORD_TOPIC_TOMBSTONE] = "TOPIC_TOMBSTONE",
+    [META_RECORD_REPLICAS_EMPTY] = "REPLICAS_EMPTY",
 };
 
 #define META_RECORD_N_TYPES                                                    \
@@ -31,8 +32,9 @@ static const char *const meta_record_names[] = {
 
 const char *meta_record_type_name(int type)
 {
-    if (type <= 0 || (size_t)type >= META_RECORD_N_TYPES) {
-        return "UNKNOWN";
+    if (type <= 0 || (size_t)type >= META_RECORD_N_TYPES ||
+        meta_record_names[type] == NULL) {
+        return "UNKNOWN"; /* 16..18 are not used */
     }
     return meta_record_names[type];
 }
@@ -419,6 +421,17 @@ int meta_record_check(const struct meta_record *rec, struct err_detail *ed)
             return WEIR_ECORRUPT;
         }
         return meta_record_check_topic_id(rec->u.tomb.topic_id, ed);
+    case META_RECORD_REPLICAS_EMPTY:
+        if (rec->u.empty.partition < 0 ||
+            rec->u.empty.partition >= META_MAX_PARTITIONS) {
+            return err_set(ed, WEIR_ECORRUPT, "partition %d out of range",
+                           (int)rec->u.empty.partition);
+        }
+        if (meta_record_check_ids(&rec->u.empty.ids, 1, "empty replicas", ed) !=
+            0) {
+            return WEIR_ECORRUPT;
+        }
+        return meta_record_check_topic_id(rec->u.empty.topic_id, ed);
     }
     return err_set(ed, WEIR_ECORRUPT, "unknown record type %d", (int)rec->type);
 }
@@ -525,6 +538,12 @@ bool meta_record_equal(const struct meta_record *a, const struct meta_record *b)
     case META_RECORD_TOPIC_TOMBSTONE:
         return a->u.tomb.topic_id == b->u.tomb.topic_id &&
                meta_str_equal(a->u.tomb.name, b->u.tomb.name);
+    case META_RECORD_REPLICAS_EMPTY:
+        return a->u.empty.topic_id == b->u.empty.topic_id &&
+               a->u.empty.partition == b->u.empty.partition &&
+               a->u.empty.ids.n == b->u.empty.ids.n &&
+               memcmp(a->u.empty.ids.ids, b->u.empty.ids.ids,
+                      a->u.empty.ids.n * sizeof(int32_t)) == 0;
     }
     return false;
 }

@@ -56,6 +56,7 @@ enum meta_record_type {
     META_RECORD_ACL = 13,
     META_RECORD_REMOVE_ACL = 14,
     META_RECORD_TOPIC_TOMBSTONE = 15,
+    META_RECORD_REPLICAS_EMPTY = 19,
 };
 
 /* Borrowed bytes of a string; not NUL-terminated. */
@@ -114,6 +115,17 @@ struct meta_create_topic {
 struct meta_topic_tombstone {
     int64_t topic_id;     /* the removed topic's id */
     struct meta_str name; /* and its name (passes names_topic_check) */
+};
+
+/* REPLICAS_EMPTY: replicas of a partition whose broker registered with a
+ * new directory id (its data is gone) and that have not been back in the
+ * ISR since, as a snapshot keeps them (only snapshots hold these records;
+ * a log implies them: see meta_image_apply). Unclean election never picks
+ * them. */
+struct meta_replicas_empty {
+    int64_t topic_id;
+    int32_t partition;
+    struct meta_ids ids; /* 1..16 distinct broker ids */
 };
 
 struct meta_topic_config {
@@ -195,6 +207,7 @@ struct meta_record {
         struct meta_user_ref user_ref; /* REMOVE_USER_SCRAM */
         struct meta_acl acl;           /* ACL, REMOVE_ACL */
         struct meta_topic_tombstone tomb; /* TOPIC_TOMBSTONE */
+        struct meta_replicas_empty empty; /* REPLICAS_EMPTY */
     } u;
 };
 

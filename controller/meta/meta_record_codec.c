@@ -155,6 +155,11 @@ static void meta_codec_put_body(struct weir_buf *b,
         meta_codec_put_i64(b, rec->u.tomb.topic_id);
         meta_codec_put_str(b, rec->u.tomb.name);
         break;
+    case META_RECORD_REPLICAS_EMPTY:
+        meta_codec_put_i64(b, rec->u.empty.topic_id);
+        meta_codec_put_i32(b, rec->u.empty.partition);
+        meta_codec_put_ids(b, &rec->u.empty.ids);
+        break;
     }
 }
 
@@ -369,6 +374,10 @@ meta_codec_get_body(struct weir_cursor *c, bool v1, struct meta_record *rec)
     case META_RECORD_TOPIC_TOMBSTONE:
         return meta_codec_i64(c, &rec->u.tomb.topic_id) &&
                meta_codec_str(c, &rec->u.tomb.name);
+    case META_RECORD_REPLICAS_EMPTY:
+        return meta_codec_i64(c, &rec->u.empty.topic_id) &&
+               meta_codec_i32(c, &rec->u.empty.partition) &&
+               meta_codec_ids(c, &rec->u.empty.ids);
     }
     return false;
 }

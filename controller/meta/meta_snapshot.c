@@ -57,6 +57,8 @@ static int meta_snapshot_walk_partition(const struct meta_topic *t,
 {
     const struct meta_partition *p = &t->partitions[i];
     struct meta_record rec;
+    uint32_t r;
+    int rv;
 
     memset(&rec, 0, sizeof(rec));
     rec.type = META_RECORD_PARTITION;
@@ -69,6 +71,19 @@ static int meta_snapshot_walk_partition(const struct meta_topic *t,
     rec.u.part.leader_epoch = p->leader_epoch;
     rec.u.part.partition_epoch = p->partition_epoch;
     rec.u.part.flags = p->flags;
+    rv = fn(ctx, &rec);
+    if (rv != 0 || p->empty == 0) {
+        return rv;
+    }
+    memset(&rec, 0, sizeof(rec));
+    rec.type = META_RECORD_REPLICAS_EMPTY;
+    rec.u.empty.topic_id = t->id;
+    rec.u.empty.partition = (int32_t)i;
+    for (r = 0; r < p->replicas.n; r++) {
+        if (p->empty & (1u << r)) {
+            rec.u.empty.ids.ids[rec.u.empty.ids.n++] = p->replicas.ids[r];
+        }
+    }
     return fn(ctx, &rec);
 }
 

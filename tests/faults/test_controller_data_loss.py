@@ -17,8 +17,20 @@ metadata_history_behind in its log), delete nothing (no
 partition_logs_deleted) and keep serving what it has; once the right data
 dir is back, every record and the committed offsets are read again. Before
 this guarantee, every broker deleted every topic (__consumer_offsets
-included) within a second. Real processes, real kill -9; every wait is
-bounded; only processes started here are stopped, by PID."""
+included) within a second.
+
+- test_older_copy_that_writes_past_the_brokers: the older copy runs long
+  enough to write records of its own (it fences the brokers it does not
+  hear from), so its log grows past the offset the brokers applied. Its
+  history differs (the chain value at the brokers' offset), so every
+  broker keeps refusing it (metadata_history_diverged), never registers
+  with it and forwards it nothing (a topic created through a broker
+  meanwhile is refused, not created in the old history); with the right
+  data dir back they accept it again and every record is read. Before,
+  the brokers took the old history about 3 s after refusing it,
+  registered with it, and then refused the right controller.
+Real processes, real kill -9; every wait is bounded; only processes
+started here are stopped, by PID."""
 import os
 import shutil
 import signal
@@ -27,8 +39,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "integration"))
-from weirtest import (Cluster, Controller, log, run_main,  # noqa: E402
-                      wait_until, weir)
+from weirtest import (Cluster, Controller, cluster_state,  # noqa: E402
+                      log, run_main, wait_until, weir)
 
 N = 5000
 TOPIC = "acked"
@@ -185,6 +197,106 @@ def test_controller_restored_from_an_older_copy():
         check(c, during, who, values, before, after)
 
 
+def count(c, marker):
+    return {i: b.log_text().count(marker) for i, b in c.brokers.items()}
+
+
+def took_old_history(c, accepted):
+    """Brokers whose metadata is the older copy's now: topic B (made after
+    the copy) is gone from it, or the broker says it accepted the
+    controller after refusing it."""
+    out = set()
+    for i, b in c.brokers.items():
+        st = cluster_state(b)
+        if ("B", 0) not in st["partitions"] or \
+                b.log_text().count("event=controller_accepted") > accepted[i]:
+            out.add(i)
+    return out
+
+
+def test_older_copy_that_writes_past_the_brokers():
+    with Cluster(prefix="weir-fault-ctl-diverged-") as c:
+        # an older copy that knows topic A, before topic B existed
+        weir(c.brokers[1], "topic", "create", "A", "--partitions", "3")
+        weir(c.brokers[1], "produce", "A", "--acks", "all",
+             input=b"".join(b"a%d\n" % i for i in range(100)))
+        time.sleep(1.5)
+        old = os.path.join(c.tmp, "controller.old")
+        snapshot_dir(c.ctl, old)
+        weir(c.brokers[1], "topic", "create", "B", "--partitions", "1")
+        want = {"b%d" % i for i in range(100)}
+        weir(c.brokers[1], "produce", "B", "--acks", "all",
+             input="".join(f"{v}\n" for v in sorted(want)).encode())
+        time.sleep(2)  # brokers store their applied offset (1/s)
+        accepted = count(c, "event=controller_accepted")
+        registered = count(c, "event=registered ")
+        c.ctl.kill9()
+        real = c.ctl.data_dir + ".real"
+        os.rename(c.ctl.data_dir, real)
+        os.rename(old, c.ctl.data_dir)
+        wrong = Controller(data_dir=c.ctl.data_dir, port=c.ctl.port)
+        wrong.log_path = os.path.join(c.tmp, "controller-old.log")
+        wrong.start()
+        t0 = time.time()
+
+        def settled():
+            div = {i for i, n in count(
+                c, "event=metadata_history_diverged").items() if n > 0}
+            return took_old_history(c, accepted) or (
+                div == {1, 2, 3} and time.time() - t0 > 8)
+        poll_best(settled, bool, 25)
+        # a topic created through a broker meanwhile: refused, not created
+        # in the old history
+        p = weir(c.brokers[2], "topic", "create", "C", "--partitions", "1",
+                 timeout=30, check=False)
+        time.sleep(1)
+        wrong_log = open(wrong.log_path).read()
+        took = took_old_history(c, accepted)
+        again = {i for i, n in count(c, "event=registered ").items()
+                 if n > registered[i]}
+        div = count(c, "event=metadata_history_diverged")
+        log(f"under the older copy for {time.time() - t0:.1f}s: brokers "
+            f"that took it {sorted(took)}, registered with it "
+            f"{sorted(again)}; diverged lines {div}; the old controller "
+            f"registered {wrong_log.count('event=broker_registered')} "
+            f"brokers; topic create through broker 2: rc={p.returncode} "
+            f"{p.stderr.decode().strip()[-160:]!r}")
+        assert not took, f"brokers {sorted(took)} took the older history"
+        assert not again, f"brokers {sorted(again)} registered with it"
+        assert all(div[i] > 0 for i in (1, 2, 3)), div
+        assert p.returncode != 0, "the topic creation was forwarded"
+        assert "topic=C" not in wrong_log, "topic C made in the old history"
+        # a broker restarted meanwhile starts from its stored offset and
+        # chain value (metadata-offset): it refuses the older copy too
+        mark = c.brokers[3].log_text().count(
+            "event=metadata_history_diverged")
+        c.brokers[3].stop()
+        c.brokers[3].start()
+        poll_best(lambda: c.brokers[3].log_text().count(
+            "event=metadata_history_diverged") > mark or "event=registered "
+            in c.brokers[3].log_text()[-3000:], bool, 15)
+        tail = c.brokers[3].log_text()
+        log("broker 3 restarted under the older copy: "
+            f"{tail.count('event=metadata_history_diverged') - mark} new "
+            "diverged lines")
+        assert tail.count("event=metadata_history_diverged") > mark
+        assert ("B", 0) in cluster_state(c.brokers[1])["partitions"]
+        wrong.kill9()
+        shutil.rmtree(c.ctl.data_dir)
+        os.rename(real, c.ctl.data_dir)
+        c.ctl.start()
+        c.wait_alive({1, 2, 3}, timeout=30)
+        got = poll_best(lambda: set(weir(
+            c.live(), "consume", "B", "--from-beginning", "--timeout-ms",
+            "3000", timeout=60, check=False).stdout.decode().split()),
+            lambda v: v >= want, 20)
+        log(f"after restoring the controller: read {len(got & want)} of "
+            f"{len(want)} records of B")
+        assert got >= want, f"read {len(got & want)} of {len(want)}"
+        assert deletions(c) == 0, f"{deletions(c)} partition_logs_deleted"
+
+
 if __name__ == "__main__":
     run_main([test_controller_on_an_empty_data_dir,
-              test_controller_restored_from_an_older_copy])
+              test_controller_restored_from_an_older_copy,
+              test_older_copy_that_writes_past_the_brokers])

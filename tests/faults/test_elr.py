@@ -16,9 +16,25 @@ leader and B, C the followers.
   partition stayed without a leader until A came back.
 - test_wiped_broker_not_elected (the issue's scenario): the same, but A
   is restarted with an empty data dir before B and C resume. A must not
-  lead with its empty log (which would make B and C truncate to 0). This
-  needs brokers that send a directory id at registration (another branch
-  of the same work); until they do, the test says so and checks nothing.
+  lead with its empty log (which would make B and C truncate to 0).
+- test_power_loss_all_three (review of issue 12, item 3): the same start
+  (ISR {A}, B and C eligible), then kill -9 of A, B and C (every replica
+  stops uncleanly, as in a power loss); B and C are started again first,
+  then A on an empty data dir. Under the default flush policy (ack) an
+  unclean stop loses nothing acknowledged, so B and C stay eligible: one
+  of them must lead and every acknowledged record must be read. Before,
+  each of B and C left the ELR on its unclean registration while another
+  member remained, A's new disk took the last one out, and the partition
+  had no leader for ever.
+- test_unclean_election_at_restart: the same power loss with brokers
+  running flush policy interval (an unclean stop may lose unflushed
+  records), so B and C leave the ELR and with A on a new disk nobody is
+  eligible: no leader. The controller is restarted with
+  unclean-leader-election on: a leader must come at its first tick (not
+  at the 300 s rebalance check), and never A, whose data is gone,
+  wherever it is in replica order. Before, nothing was elected until the
+  rebalance check, and that one took the first live replica, empty or
+  not.
 
 Every wait is bounded; only processes started here are signalled, by
 PID."""
@@ -40,8 +56,9 @@ RECORDS = 10000
 
 
 class Cluster(weirtest.Cluster):
-    def __init__(self):
-        super().__init__(args=["--replica-lag-time-max-ms", "2000"],
+    def __init__(self, flush="ack"):
+        super().__init__(args=["--replica-lag-time-max-ms", "2000",
+                               "--flush-policy", flush],
                          prefix="weir-faults-elr-")
 
     def part(self, but=()):
@@ -207,6 +224,60 @@ def test_wiped_broker_not_elected():
         wait_until("A back in the ISR", lambda: a in c.part()["isr"], 60)
 
 
+def power_loss(c, acked, a, b, cc):
+    """ISR {A}, B and C eligible; then kill -9 of all three (B and C while
+    stopped): every replica stops uncleanly. B and C start again, then A
+    on an empty data dir."""
+    stop_followers_past_session(c, a, b, cc)
+    for i in (a, b, cc):
+        c.brokers[i].kill9()
+    wait_until("every broker fenced", lambda: not any(
+        x[2] for x in weirtest.cluster_state(c.ctl)["brokers"].values()), 20)
+    log(f"all three killed: {controller_part(c)}")
+    c.brokers[b].start()
+    c.brokers[cc].start()
+    wait_until("B and C registered again", lambda: all(
+        "event=broker_registered broker=%d" % i in c.ctl.log_text()
+        .split("event=broker_fenced broker=%d" % a)[-1] for i in (b, cc)), 20)
+    shutil.rmtree(c.brokers[a].data_dir)
+    c.brokers[a].start()
+    wait_until("A registered again with a new data dir", lambda:
+               "event=broker_data_dir_new broker=%d" % a
+               in c.ctl.log_text(), 20)
+
+
+def test_power_loss_all_three():
+    with Cluster() as c:
+        acked, a, b, cc = start_and_fill(c)
+        power_loss(c, acked, a, b, cc)
+        p = wait_led_by(c, {b, cc}, but=())
+        log(f"B and C back uncleanly, A on a new disk: broker {p['leader']} "
+            f"leads: {p}")
+        check_every_ack_read(c, acked, but=())
+
+
+def test_unclean_election_at_restart():
+    with Cluster(flush="interval") as c:
+        acked, a, b, cc = start_and_fill(c)
+        power_loss(c, acked, a, b, cc)
+        time.sleep(3)  # let any election that is coming happen
+        p = controller_part(c)
+        log(f"flush policy interval, after the power loss: {p}")
+        assert p["leader"] == -1 and p["isr"] == [] and p["elr"] == [], p
+        c.ctl.stop()
+        c.ctl.args = ["--unclean-leader-election", "true"]
+        t0 = time.time()
+        c.ctl.start()
+        p = wait_until("an unclean leader after the restart", lambda: (
+            lambda q: q if q["leader"] != -1 else None)(controller_part(c)),
+            15)
+        log(f"controller restarted with unclean election on: broker "
+            f"{p['leader']} leads {time.time() - t0:.1f}s later: {p}")
+        assert p["leader"] in (b, cc), f"A (empty) was elected: {p}"
+
+
 if __name__ == "__main__":
     run_main([test_isr_leader_dies_elr_member_leads,
-              test_wiped_broker_not_elected])
+              test_wiped_broker_not_elected,
+              test_power_loss_all_three,
+              test_unclean_election_at_restart])

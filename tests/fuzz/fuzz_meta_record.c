@@ -13,7 +13,9 @@
  * file (a controller core's metadata log and snapshots, and damaged copies;
  * the scenario removes a topic, so snapshots from this writer hold a
  * TOPIC_TOMBSTONE: seed-snapshot-tombstone*), plus seed-type-tombstone (a
- * bare TOPIC_TOMBSTONE record, which apply refuses outside a snapshot);
+ * bare TOPIC_TOMBSTONE record, which apply refuses outside a snapshot),
+ * seed-type-replicas-empty* (bare REPLICAS_EMPTY records, likewise; the
+ * second lists a broker twice);
  * the *-elr and *-dir seeds hold version 1 records: ELRs, directory ids.
  * From the top of the tree, with a build in build/:
  *   cc -std=c11 -D_DEFAULT_SOURCE -I. -DFUZZ_META_RECORD_WRITE_SEEDS \

@@ -297,6 +297,29 @@ def config_seeds():
     }
 
 
+# ---- controller snapshot file: chain values (controller/ctl_chain.h) ----
+
+
+def chain_head(base, values, magic=0x574D4353, version=0):
+    body = struct.pack(">IBqI", magic, version, base, len(values))
+    body += b"".join(struct.pack(">q", v) for v in values)
+    return body + struct.pack(">I", crc32c(body))
+
+
+def chain_seeds():
+    three = chain_head(7, [1, 2, 8570882025441300474])
+    snap = b"WMSN" + b"\0" * 20  # what follows in a snapshot file
+    return {
+        "three": three + snap,
+        "one": chain_head(0, [0]),
+        "bad-crc": three[:-1] + bytes([three[-1] ^ 1]),
+        "negative": chain_head(0, [-5]),
+        "count-past-end": chain_head(0, [1])[:17] + b"\0" * 4,
+        "legacy": b"WMSN\0" + b"\0" * 16,
+        "zero-values": struct.pack(">IBqI", 0x574D4353, 0, 0, 0) + b"\0" * 8,
+    }
+
+
 # ---- output ------------------------------------------------------------
 
 
@@ -320,7 +343,8 @@ def main():
     for target, seeds in (("frame", frame_seeds()),
                           ("envelope", envelope_seeds()),
                           ("batch", batch_seeds()),
-                          ("config", config_seeds())):
+                          ("config", config_seeds()),
+                          ("ctl_chain", chain_seeds())):
         write_dir(os.path.join(out, target), seeds, regress.get(target, {}))
 
 

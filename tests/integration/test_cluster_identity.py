@@ -13,9 +13,12 @@ import os
 import re
 import subprocess
 import tempfile
+import time
 
 from weirtest import (CONTROLLER_BIN, Broker, Cluster, Controller,
-                      cluster_broker, free_port, run_main, wait_until, weir)
+                      cluster_broker, cluster_state, connect, free_port, pb_int, pb_msg,
+                      pb_parse, read_frame, request, run_main, wait_until,
+                      weir)
 
 
 def run_ctl(*args, env=None, timeout=10):
@@ -225,10 +228,97 @@ def test_stray_logs_are_kept_and_removable():
             new.cleanup()
 
 
+def test_broker_calls_of_another_cluster_are_refused():
+    """Every call a broker makes names its cluster id; the controller
+    refuses another cluster's with INCONSISTENT_CLUSTER_ID (56) before it
+    looks at anything else, and an empty id is not checked."""
+    INCONSISTENT_CLUSTER_ID, NOT_FOUND = 56, 32
+    HEARTBEAT, FETCH_METADATA, ALTER_ISR, ALLOC_PIDS = 21, 22, 23, 24
+    with tempfile.TemporaryDirectory(prefix="weir-ident-") as tmp:
+        ctl = Controller(data_dir=os.path.join(tmp, "ctl"))
+        ctl.start()
+        try:
+            calls = {"heartbeat": (HEARTBEAT, pb_msg((1, 7), (2, 0))),
+                     "pids": (ALLOC_PIDS, pb_msg((1, 7), (2, 0), (3, 10))),
+                     "fetch": (FETCH_METADATA, pb_msg((1, 7), (3, 0))),
+                     "alter_isr": (ALTER_ISR, pb_msg((1, 7), (2, 0)))}
+            got = {}
+            with connect(ctl) as s:
+                for n, (name, (field, body)) in enumerate(calls.items()):
+                    s.sendall(request(n + 1, field, body + pb_msg(
+                        (80, "another-cluster"))))
+                    resp, _ = read_frame(s)
+                    got[name] = pb_int(resp, 2)
+                s.sendall(request(9, HEARTBEAT, calls["heartbeat"][1]))
+                resp, _ = read_frame(s)
+                plain = pb_int(resp, 2)
+            print(f"another cluster's calls answered {got}; without a "
+                  f"cluster id: {plain}")
+            assert set(got.values()) == {INCONSISTENT_CLUSTER_ID}, got
+            assert plain == NOT_FOUND, plain  # unknown broker 7, as before
+            assert "event=request_refused" in ctl.log_text()
+        finally:
+            ctl.stop()
+
+
+def test_unverifiable_history_needs_the_operator():
+    """A broker whose stored history point is older than what the
+    controller keeps history values for (here: the controller's snapshot
+    was written before chains existed, so nothing before its end is
+    known) is refused with metadata_history_unverifiable: the controller
+    cannot show its history is the broker's. The documented operator
+    action (remove metadata-offset, start the broker) makes it take the
+    controller's history."""
+    import struct
+    with tempfile.TemporaryDirectory(prefix="weir-ident-") as tmp:
+        ctl = Controller(data_dir=os.path.join(tmp, "ctl"),
+                         args=["--snapshot-every-records", "4"])
+        ctl.start()
+        b = cluster_broker(ctl, 1, tmp)
+        try:
+            b.start()
+            wait_until("broker 1 in service", lambda: any(
+                x[2] for x in cluster_state(b)["brokers"].values()), 15)
+            weir(b, "topic", "create", "t0", "--partitions", "1",
+                 "--replication-factor", "1")
+            time.sleep(1.5)  # the broker stores its offset (1/s)
+            b.stop()
+            stamp = open(os.path.join(b.data_dir, "metadata-offset")).read()
+            for i in range(6):  # records: the snapshot moves past it
+                weir(ctl, "user", "create", f"u{i}", input=b"secret-pw\n")
+            ctl.stop()
+            snap = os.path.join(ctl.data_dir, "snapshot")
+            data = open(snap, "rb").read()
+            if data[:4] == b"WMCS":  # a build with chains: strip them
+                n = struct.unpack(">I", data[13:17])[0]
+                with open(snap, "wb") as f:  # as written before chains
+                    f.write(data[17 + 8 * n + 4:])
+            ctl.start()
+            mark = len(b.log_text())
+            b.start()
+            wait_until("refused as unverifiable", lambda:
+                       "event=metadata_history_unverifiable"
+                       in b.log_text()[mark:], 15)
+            time.sleep(1)
+            assert "event=registered " not in b.log_text()[mark:]
+            print("stored " + stamp.replace("\n", " ") + "-> refused")
+            b.stop()
+            os.unlink(os.path.join(b.data_dir, "metadata-offset"))
+            mark = len(b.log_text())
+            b.start()
+            wait_until("registered after the operator's action", lambda:
+                       "event=registered " in b.log_text()[mark:], 15)
+        finally:
+            b.cleanup()
+            ctl.stop()
+
+
 if __name__ == "__main__":
     run_main([test_empty_dir_without_format_is_refused,
               test_format_then_start,
               test_auto_format_creates_a_cluster,
               test_metadata_log_without_identity_is_adopted,
               test_broker_data_dir_identity,
-              test_stray_logs_are_kept_and_removable])
+              test_stray_logs_are_kept_and_removable,
+              test_broker_calls_of_another_cluster_are_refused,
+              test_unverifiable_history_needs_the_operator])

@@ -4,7 +4,7 @@
 # Included from tests/CMakeLists.txt, so paths are relative to tests/.
 set(CTL_TEST_DIR ${CMAKE_CURRENT_SOURCE_DIR}/unit)
 
-foreach(t record image snapshot elr)
+foreach(t record image snapshot elr chain)
   weir_unit_test(test_meta_${t}
     SOURCES ${CTL_TEST_DIR}/test_meta_${t}.c
     LIBS weir_controller_core)

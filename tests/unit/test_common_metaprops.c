@@ -118,6 +118,59 @@ static void test_stamps(void **state)
     buf_fini(&b);
 }
 
+/* The metadata-offset stamp carries the history's chain value on an
+ * optional third line; a file without it (written before) still reads. */
+static void test_stamp_with_a_second_number(void **state)
+{
+    static const char *const bad[] = {
+        "cluster.id=abc\nmetadata.end_offset=5\nmetadata.chain=\n",
+        "cluster.id=abc\nmetadata.end_offset=5\nmetadata.chain=-1\n",
+        "cluster.id=abc\nmetadata.end_offset=5\nother=1\n",
+        "cluster.id=abc\nmetadata.end_offset=5\nmetadata.chain=1\n\n",
+        "cluster.id=abc\nmetadata.end_offset=5\n\n",
+    };
+    char cluster[METAPROPS_ID_MAX + 1];
+    struct weir_buf b;
+    int64_t v = -1;
+    int64_t v2 = -1;
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(metaprops_parse_stamp2(
+                             bad[i], strlen(bad[i]), "metadata.end_offset",
+                             "metadata.chain", cluster, &v, &v2, NULL),
+                         WEIR_ECORRUPT);
+    }
+    buf_init(&b);
+    assert_int_equal(metaprops_format_stamp2("abc", "metadata.end_offset", 5,
+                                             "metadata.chain", 77, &b),
+                     0);
+    assert_int_equal(metaprops_parse_stamp2(
+                         (const char *)b.data, b.len, "metadata.end_offset",
+                         "metadata.chain", cluster, &v, &v2, NULL),
+                     0);
+    assert_int_equal(v, 5);
+    assert_int_equal(v2, 77);
+    /* a reader of the two-line form refuses the third line */
+    assert_int_equal(metaprops_parse_stamp((const char *)b.data, b.len,
+                                           "metadata.end_offset", cluster, &v,
+                                           NULL),
+                     WEIR_ECORRUPT);
+    buf_reset(&b);
+    /* without a chain value: the two-line form, read with v2 = -1 */
+    assert_int_equal(metaprops_format_stamp2("abc", "metadata.end_offset", 6,
+                                             "metadata.chain", -1, &b),
+                     0);
+    assert_int_equal(metaprops_parse_stamp2(
+                         (const char *)b.data, b.len, "metadata.end_offset",
+                         "metadata.chain", cluster, &v, &v2, NULL),
+                     0);
+    assert_int_equal(v, 6);
+    assert_int_equal(v2, -1);
+    buf_fini(&b);
+}
+
 static void test_new_ids_are_valid_and_differ(void **state)
 {
     char a[METAPROPS_NEW_ID + 1];
@@ -207,6 +260,7 @@ int main(void)
         cmocka_unit_test(test_parses_a_broker_file),
         cmocka_unit_test(test_refuses_what_it_cannot_trust),
         cmocka_unit_test(test_stamps),
+        cmocka_unit_test(test_stamp_with_a_second_number),
         cmocka_unit_test(test_new_ids_are_valid_and_differ),
         cmocka_unit_test(test_write_then_read_round_trips),
         cmocka_unit_test(test_datadir_read_refuses_large_files),

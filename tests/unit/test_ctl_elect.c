@@ -237,6 +237,23 @@ static void test_isr_kept_when_all_members_fenced(void **state)
     fx_assert_replay_equal(f);
 }
 
+/* Brokers 1..4 with directory ids, one partition of RF 3 and min ISR 1. */
+static int64_t four_brokers_with_dirs_min_isr_1(struct ctl_fixture *f)
+{
+    static const char *const dirs[] = {"", "d1", "d2", "d3", "d4"};
+    int32_t id;
+
+    for (id = 1; id <= 4; id++) {
+        fx_register_dir(f, id, dirs[id], -1, NULL);
+        assert_int_equal(fx_heartbeat(f, id), 0);
+    }
+    return fx_create_min_isr(f, "t", 1, 3, 1);
+}
+
+/* Unclean election runs only once neither the ISR nor the ELR holds
+ * anybody (an ELR member that is merely down holds every committed
+ * record and may come back), and never picks a replica whose data dir is
+ * new: here A, the only eligible replica, comes back with a new one. */
 static void test_unclean_election_when_enabled(void **state)
 {
     struct ctl_fixture *f = *state;
@@ -249,7 +266,7 @@ static void test_unclean_election_when_enabled(void **state)
     f->cfg.unclean_leader_election = true;
     fx_restart(f);
     /* min ISR 1: b and c leave the ISR without becoming eligible */
-    t = four_brokers_min_isr_1(f);
+    t = four_brokers_with_dirs_min_isr_1(f);
     p = *fx_part(f, t, 0);
     a = p.replicas.ids[0];
     b = p.replicas.ids[1];
@@ -258,11 +275,21 @@ static void test_unclean_election_when_enabled(void **state)
     assert_int_equal(fx_alter(f, a, t, 0, 0, 0, &a, 1), 0);
     kill(f, &a, 1);
     p = *fx_part(f, t, 0);
-    assert_int_equal(p.leader, b); /* first live replica, outside the ISR */
+    assert_int_equal(p.leader, -1); /* A is eligible, only down */
+    assert_true(fx_ids_are(&p.elr, &a, 1));
+    assert_int_equal(f->out.n_unclean, 0);
+    /* A is back on an empty disk: nobody holds the committed records */
+    fx_register_dir(f, a, "d-new", -1, "ack");
+    assert_true(f->out.data_lost);
+    p = *fx_part(f, t, 0);
+    assert_int_equal(p.leader, b); /* first live replica that is not empty */
     assert_true(fx_ids_are(&p.isr, &b, 1));
+    assert_int_equal(p.elr.n, 0);
     assert_int_equal(p.flags, META_PART_UNCLEAN);
     assert_int_equal(f->out.n_unclean, 1);
-    assert_int_equal(f->out.records[0].u.change.flags, META_PART_UNCLEAN);
+    assert_true(meta_partition_replica_empty(&p, a));
+    assert_int_equal(fx_heartbeat(f, a), 0);
+    assert_int_equal(fx_part(f, t, 0)->leader, b);
     /* the new leader's next ISR change clears the mark */
     assert_int_equal(
         fx_alter(f, b, t, 0, p.leader_epoch, p.partition_epoch, bc, 2), 0);
@@ -270,26 +297,29 @@ static void test_unclean_election_when_enabled(void **state)
     fx_assert_replay_equal(f);
 }
 
-/* A partition left leaderless before unclean election was switched on
- * gets a leader at the next rebalance check. */
-static void test_leaderless_swept_at_rebalance(void **state)
+/* A partition left leaderless (its only eligible replica came back on a
+ * new disk) before unclean election was switched on gets a leader at the
+ * first tick after the restart that switched it on, not at the next
+ * rebalance check (300 s by default). */
+static void test_leaderless_elected_at_first_tick_after_restart(void **state)
 {
     struct ctl_fixture *f = *state;
-    int64_t t = four_brokers_min_isr_1(f);
+    int64_t t = four_brokers_with_dirs_min_isr_1(f);
     const int32_t a = fx_part(f, t, 0)->leader;
+    const int32_t b = fx_part(f, t, 0)->replicas.ids[1];
 
     assert_int_equal(fx_alter(f, a, t, 0, 0, 0, &a, 1), 0);
     kill(f, &a, 1);
+    fx_register_dir(f, a, "d-new", -1, "ack");
+    assert_int_equal(fx_heartbeat(f, a), 0);
     assert_int_equal(fx_part(f, t, 0)->leader, -1);
+    assert_int_equal(fx_part(f, t, 0)->elr.n, 0);
     f->cfg.unclean_leader_election = true;
-    f->cfg.rebalance_interval_ms = 10000;
+    f->cfg.rebalance_interval_ms = 300000;
     fx_restart(f);
-    fx_advance(f, 0); /* the first event after the restart sets the timer */
-    run_for(f, 9500, &a, 1);
-    assert_int_equal(fx_part(f, t, 0)->leader, -1);
-    run_for(f, 500, &a, 1);
-    assert_int_equal(fx_part(f, t, 0)->leader,
-                     fx_part(f, t, 0)->replicas.ids[1]);
+    assert_int_equal(fx_advance(f, 0), 0);
+    assert_int_equal(fx_part(f, t, 0)->leader, b); /* never a, empty */
+    assert_int_equal(f->out.n_unclean, 1);
     fx_assert_replay_equal(f);
 }
 
@@ -387,8 +417,9 @@ int main(void)
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_unclean_election_when_enabled,
                                         fx_setup, fx_teardown),
-        cmocka_unit_test_setup_teardown(test_leaderless_swept_at_rebalance,
-                                        fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_leaderless_elected_at_first_tick_after_restart, fx_setup,
+            fx_teardown),
         cmocka_unit_test_setup_teardown(test_preferred_leader_rebalance,
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(test_rebalance_restores_spread,

@@ -26,25 +26,14 @@
 static const char *const dirs[] = {"", "dir-a", "dir-b", "dir-c"};
 
 /* Register id with a directory id (NULL: none sent) and the previous
- * epoch it reports; returns the new epoch. */
+ * epoch it reports, saying no flush policy (as brokers from before that
+ * field); returns the new epoch. */
 static int64_t register_dir(struct ctl_fixture *f,
                             int32_t id,
                             const char *dir,
                             int64_t previous_epoch)
 {
-    struct ctl_event ev = {.type = CTL_EV_BROKER_REGISTER};
-    char host[16];
-
-    (void)snprintf(host, sizeof(host), "b%d", (int)id);
-    ev.u.reg.broker_id = id;
-    ev.u.reg.host = host;
-    ev.u.reg.port = (uint16_t)(9000 + id);
-    ev.u.reg.directory_id = dir;
-    ev.u.reg.previous_broker_epoch = previous_epoch;
-    assert_int_equal(fx_step(f, &ev), 0);
-    assert_true(f->out.broker_fenced);
-    f->epoch[id] = f->out.broker_epoch;
-    return f->out.broker_epoch;
+    return fx_register_dir(f, id, dir, previous_epoch, NULL);
 }
 
 /* Registered with its directory id and caught up: unfenced. */
@@ -359,6 +348,140 @@ static void test_elr_survives_controller_restart(void **state)
     expect(f, t, C, only_c, 1, only_b, 1);
 }
 
+/* Unclean election is on, all three are down (the ELR is {A, B, C}) and
+ * A comes back with a new (empty) data dir. B and C are merely down and
+ * hold every committed record: no unclean election runs while they are
+ * eligible, and A is never elected; B leads, cleanly, once back. (Before,
+ * A led uncleanly with an empty log.) */
+static void test_unclean_election_waits_for_elr_and_skips_wiped(void **state)
+{
+    struct ctl_fixture *f = *state;
+    int64_t t = three_brokers(f);
+
+    fence(f, abc, 3);
+    expect(f, t, -1, NULL, 0, abc, 3);
+    f->cfg.unclean_leader_election = true;
+    fx_restart(f);
+    register_dir(f, A, "dir-a-new", -1);
+    assert_true(f->out.data_lost);
+    expect(f, t, -1, NULL, 0, bc, 2);
+    assert_int_equal(fx_heartbeat(f, A), 0);
+    assert_false(fx_fenced(f, A));
+    expect(f, t, -1, NULL, 0, bc, 2);
+    assert_int_equal(f->out.n_unclean, 0);
+    fx_restart(f); /* the first tick after a restart elects too */
+    assert_int_equal(fx_advance(f, 0), 0);
+    expect(f, t, -1, NULL, 0, bc, 2);
+    assert_int_equal(fx_heartbeat(f, B), 0);
+    expect(f, t, B, only_b, 1, only_c, 1);
+    assert_int_equal(f->out.n_unclean, 0);
+    fx_assert_replay_equal(f);
+}
+
+/* All three lose power; B and C come back uncleanly, then A with a new
+ * disk. Under flush policy ack (the brokers' default, said at
+ * registration) an unclean stop loses nothing acknowledged, so B and C
+ * stay eligible whatever the order, and B leads. (Before, each left the
+ * ELR while another member remained, A's wipe took the last one out, and
+ * the partition had no leader for ever.) */
+static void test_power_loss_under_flush_ack_keeps_elr(void **state)
+{
+    struct ctl_fixture *f = *state;
+    int64_t t = three_brokers(f);
+
+    fence(f, abc, 3);
+    expect(f, t, -1, NULL, 0, abc, 3);
+    fx_register_dir(f, B, dirs[B], -1, "ack");
+    assert_true(f->out.unclean_stop);
+    fx_register_dir(f, C, dirs[C], -1, "ack");
+    fx_register_dir(f, A, "dir-a-new", -1, "ack");
+    assert_true(f->out.data_lost);
+    expect(f, t, -1, NULL, 0, bc, 2);
+    assert_int_equal(fx_heartbeat(f, B), 0);
+    assert_int_equal(fx_heartbeat(f, C), 0);
+    assert_int_equal(fx_heartbeat(f, A), 0);
+    expect(f, t, B, only_b, 1, only_c, 1);
+    assert_int_equal(f->out.n_unclean, 0);
+    fx_assert_replay_equal(f);
+}
+
+/* The same power loss with a broker default other than ack: B and C may
+ * lack records they had not flushed, so they leave the ELR, and with A's
+ * disk new nobody is eligible. Unclean election (turned on by restarting
+ * the controller) elects at its first tick, and never A, whose data is
+ * gone, though A is first in replica order: the fact survives the
+ * restart (REPLICAS_EMPTY in the snapshot). A topic whose own
+ * flush.policy is ack keeps B and C eligible under the same brokers. */
+static void
+test_power_loss_without_ack_elects_uncleanly_never_wiped(void **state)
+{
+    struct ctl_fixture *f = *state;
+    int64_t t = three_brokers(f);
+    struct ctl_event ev = {.type = CTL_EV_CREATE_TOPIC};
+    struct ctl_kv kv[2] = {{"min.insync.replicas", "2"},
+                           {"flush.policy", "ack"}};
+    const struct meta_partition *p;
+    int64_t acked;
+
+    ev.u.create.name = "acked";
+    ev.u.create.partitions = 1;
+    ev.u.create.replication_factor = 3;
+    ev.u.create.n_configs = 2;
+    ev.u.create.configs = kv;
+    assert_int_equal(fx_step(f, &ev), 0);
+    acked = f->out.topic_id;
+    fence(f, abc, 3);
+    expect(f, t, -1, NULL, 0, abc, 3);
+    fx_register_dir(f, B, dirs[B], -1, "interval");
+    fx_register_dir(f, C, dirs[C], -1, "interval");
+    fx_register_dir(f, A, "dir-a-new", -1, "interval");
+    expect(f, t, -1, NULL, 0, NULL, 0);
+    p = fx_part(f, acked, 0);
+    assert_true(fx_ids_are(&p->elr, bc, 2));
+    fx_heartbeat(f, A);
+    fx_heartbeat(f, B);
+    fx_heartbeat(f, C);
+    expect(f, t, -1, NULL, 0, NULL, 0);
+    assert_int_equal(fx_part(f, acked, 0)->leader, B);
+    f->cfg.unclean_leader_election = true;
+    fx_restart(f);
+    assert_int_equal(fx_advance(f, 0), 0);
+    expect(f, t, B, only_b, 1, NULL, 0);
+    assert_int_equal(fx_part(f, t, 0)->flags, META_PART_UNCLEAN);
+    assert_int_equal(f->out.n_unclean, 1);
+    fx_assert_replay_equal(f);
+}
+
+/* A clean restart whose first RegisterBroker answer is lost: the retry
+ * carries the same previous epoch, but the first one was applied and the
+ * epoch moved on. The retry is judged clean too (before, it was taken for
+ * an unclean stop and A left the ELR). A running broker that registers
+ * again sends the epoch it holds: clean. A later -1 is unclean again. */
+static void test_retried_clean_registration_stays_clean(void **state)
+{
+    struct ctl_fixture *f = *state;
+    int64_t t = three_brokers(f);
+    int64_t epoch_a;
+    int64_t held;
+
+    fence(f, abc, 3);
+    epoch_a = f->epoch[A];
+    held = register_dir(f, A, dirs[A], epoch_a);
+    assert_false(f->out.unclean_stop);
+    register_dir(f, A, dirs[A], epoch_a); /* the retry */
+    assert_false(f->out.unclean_stop);
+    expect(f, t, -1, NULL, 0, abc, 3);
+    /* the running broker (it holds the retry's epoch) registers again */
+    held = f->epoch[A];
+    register_dir(f, A, dirs[A], held);
+    assert_false(f->out.unclean_stop);
+    expect(f, t, -1, NULL, 0, abc, 3);
+    register_dir(f, A, dirs[A], -1);
+    assert_true(f->out.unclean_stop);
+    expect(f, t, -1, NULL, 0, bc, 2);
+    fx_assert_replay_equal(f);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, fx_setup, fx_teardown)
@@ -373,6 +496,10 @@ int main(void)
         T(test_wiped_last_member_strands_partition),
         T(test_no_directory_id_changes_nothing),
         T(test_elr_survives_controller_restart),
+        T(test_unclean_election_waits_for_elr_and_skips_wiped),
+        T(test_power_loss_under_flush_ack_keeps_elr),
+        T(test_power_loss_without_ack_elects_uncleanly_never_wiped),
+        T(test_retried_clean_registration_stays_clean),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

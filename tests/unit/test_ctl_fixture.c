@@ -107,6 +107,29 @@ int64_t fx_register(struct ctl_fixture *f, int32_t id, const char *rack)
     return f->out.broker_epoch;
 }
 
+int64_t fx_register_dir(struct ctl_fixture *f,
+                        int32_t id,
+                        const char *dir,
+                        int64_t previous_epoch,
+                        const char *flush_policy)
+{
+    struct ctl_event ev = {.type = CTL_EV_BROKER_REGISTER};
+    char host[32];
+
+    assert_true(id >= 0 && id < FX_MAX_BROKER_ID);
+    (void)snprintf(host, sizeof(host), "b%d", (int)id);
+    ev.u.reg.broker_id = id;
+    ev.u.reg.host = host;
+    ev.u.reg.port = (uint16_t)(9000 + id);
+    ev.u.reg.directory_id = dir;
+    ev.u.reg.previous_broker_epoch = previous_epoch;
+    ev.u.reg.default_flush_policy = flush_policy;
+    assert_int_equal(fx_step(f, &ev), 0);
+    assert_true(f->out.broker_fenced);
+    f->epoch[id] = f->out.broker_epoch;
+    return f->out.broker_epoch;
+}
+
 int64_t fx_join(struct ctl_fixture *f, int32_t id, const char *rack)
 {
     int64_t epoch = fx_register(f, id, rack);

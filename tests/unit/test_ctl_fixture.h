@@ -43,6 +43,14 @@ int fx_advance(struct ctl_fixture *f, uint64_t ms);
  * the epoch. fx_join also reports it caught up, so it is unfenced. */
 int64_t fx_register(struct ctl_fixture *f, int32_t id, const char *rack);
 int64_t fx_join(struct ctl_fixture *f, int32_t id, const char *rack);
+/* Register id with a directory id (NULL: none sent), the previous epoch
+ * it reports and its default flush policy (NULL: not said); returns the
+ * new epoch. */
+int64_t fx_register_dir(struct ctl_fixture *f,
+                        int32_t id,
+                        const char *dir,
+                        int64_t previous_epoch,
+                        const char *flush_policy);
 /* Heartbeat with the broker's last epoch, caught up to the log end. */
 int fx_heartbeat(struct ctl_fixture *f, int32_t id);
 /* Heartbeat every broker in ids (n of them). */
