@@ -11,7 +11,7 @@
 
 #include "common/mem.h"
 
-static int datadir_mkdirs(const char *dir, struct err_detail *ed)
+int datadir_mkdirs(const char *dir, struct err_detail *ed)
 {
     char path[4096];
     size_t i;

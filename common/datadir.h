@@ -15,6 +15,9 @@
 
 #define DATADIR_SMALL_MAX 65536 /* largest file datadir_read accepts */
 
+/* mkdir -p dir. Errors: WEIR_EIO naming the path and the call. */
+WEIR_MUST_CHECK int datadir_mkdirs(const char *dir, struct err_detail *ed);
+
 /* Create dir (mkdir -p) and take its lock; *fd_out holds it (close to
  * release). Errors: WEIR_EIO (cannot create or open: the message names the
  * path and the call), WEIR_ECONFIG (in use by another process). */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/crc32c.h"
+#include "common/datadir.h"
 #include "common/mem.h"
 #include "common/trace.h"
 #include "controller/ctl_chain.h"
@@ -45,44 +46,6 @@ static char *ctl_log_path(const char *dir, const char *name)
         (void)snprintf(p, n, "%s/%s", dir, name);
     }
     return p;
-}
-
-static int ctl_log_mkdirs(const char *dir, struct err_detail *ed)
-{
-    char path[4096];
-    size_t i;
-
-    if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
-        return err_set(ed, WEIR_EIO, "data dir path too long");
-    }
-    for (i = 1; path[i] != '\0'; i++) {
-        if (path[i] == '/') {
-            path[i] = '\0';
-            if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-                return err_sys(ed, WEIR_EIO, errno, "mkdir", "%s", path);
-            }
-            path[i] = '/';
-        }
-    }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) {
-        return err_sys(ed, WEIR_EIO, errno, "mkdir", "%s", path);
-    }
-    return 0;
-}
-
-static int ctl_log_fsync_dir(const char *dir, struct err_detail *ed)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int rv = 0;
-
-    if (fd < 0) {
-        return err_sys(ed, WEIR_EIO, errno, "open", "%s", dir);
-    }
-    if (fsync(fd) != 0) {
-        rv = err_sys(ed, WEIR_EIO, errno, "fsync", "%s", dir);
-    }
-    (void)close(fd);
-    return rv;
 }
 
 /* Whole file into *out (caller frees). A missing file is empty (*out NULL,
@@ -517,7 +480,7 @@ int ctl_log_open(const char *dir,
 
     *out = NULL;
     *img = NULL;
-    rv = ctl_log_mkdirs(dir, ed);
+    rv = datadir_mkdirs(dir, ed);
     if (rv != 0) {
         return rv;
     }
@@ -676,40 +639,15 @@ int ctl_log_append(struct ctl_log *l,
     return 0;
 }
 
-/* Write bytes to dir/name atomically: temp file, fsync, rename, dir
- * fsync, so a crash leaves either the old file or the new one. */
+/* Write bytes to dir/name atomically (common/datadir.h): a crash leaves
+ * either the old file or the new one. */
 static int ctl_log_write_atomic(struct ctl_log *l,
                                 const char *name,
                                 const uint8_t *p,
                                 size_t n,
                                 struct err_detail *ed)
 {
-    char tmp[4096];
-    char dst[4096];
-    int fd;
-    int rv;
-
-    (void)snprintf(tmp, sizeof(tmp), "%s/%s.tmp", l->dir, name);
-    (void)snprintf(dst, sizeof(dst), "%s/%s", l->dir, name);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        return err_sys(ed, WEIR_EIO, errno, "open", "%s", tmp);
-    }
-    rv = ctl_log_write_all(fd, p, n, 0, tmp, ed);
-    if (rv == 0 && fsync(fd) != 0) {
-        rv = err_sys(ed, WEIR_EIO, errno, "fsync", "%s", tmp);
-    }
-    (void)close(fd);
-    if (rv == 0 && rename(tmp, dst) != 0) {
-        rv = err_sys(ed, WEIR_EIO, errno, "rename", "%s", tmp);
-    }
-    if (rv == 0) {
-        rv = ctl_log_fsync_dir(l->dir, ed);
-    }
-    if (rv != 0) {
-        (void)unlink(tmp);
-    }
-    return rv;
+    return datadir_write(l->dir, name, p, n, ed);
 }
 
 int ctl_log_snapshot(struct ctl_log *l,
