@@ -137,10 +137,10 @@ static void server_flush_timer_cb(evutil_socket_t fd, short what, void *arg)
     api_produce_complete_waits(b);
 }
 
-/* Retention stops at the high watermark: the leader's replicated one,
- * the one a follower's leader reported (-1 before any: nothing goes), or
- * the log end alone. */
-static int64_t server_retention_keep(void *arg,
+/* Retention and compaction stop at the high watermark: the leader's
+ * replicated one, the one a follower's leader reported (-1 before any:
+ * nothing goes), or the log end alone. */
+static int64_t server_housekeep_keep(void *arg,
                                      const char *topic,
                                      int32_t partition,
                                      const struct plog *log)
@@ -166,7 +166,7 @@ static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock),
-                         server_retention_keep, b, &ed) != 0) {
+                         server_housekeep_keep, b, &ed) != 0) {
         trace_error("storage", "event=housekeeping_failed msg=\"%s\"", ed.msg);
     }
     (void)idem_io_expire(b->idem, clock_wall_ms(b->clock));

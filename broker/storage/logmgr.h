@@ -112,8 +112,9 @@ typedef void (*logmgr_each_fn)(void *arg,
                                struct plog *log);
 void logmgr_each(struct logmgr *m, logmgr_each_fn fn, void *arg);
 
-/* Where retention must stop for a partition: its high watermark (no
- * segment holding an offset at or above it is deleted). */
+/* Where retention and compaction must stop for a partition: its high
+ * watermark (no segment holding an offset at or above it is deleted or
+ * cleaned, and no record at or above it decides what compaction keeps). */
 typedef int64_t (*logmgr_keep_fn)(void *arg,
                                   const char *topic,
                                   int32_t partition,
@@ -121,7 +122,7 @@ typedef int64_t (*logmgr_keep_fn)(void *arg,
 
 /* Retention and age-based rolls over every partition that is online,
  * then compaction of at most one partition that needs it (round robin;
- * trace event=log_compacted). keep (NULL: the log end) bounds retention.
+ * trace event=log_compacted). keep (NULL: the log end) bounds both.
  * Returns the first failure; the others go on. */
 WEIR_MUST_CHECK int logmgr_housekeep(struct logmgr *m,
                                      int64_t wall_ms,

@@ -199,16 +199,23 @@ struct plog_compact_stats {
     uint64_t bytes_after;
     uint64_t records_removed;
 };
-/* True when compaction is configured and enough of the closed segments
- * older than min_compaction_lag_ms is dirty (not cleaned yet). */
-bool plog_compact_needed(struct plog *log, int64_t wall_ms);
-/* One cleaning pass over the closed segments (the active one is never
- * touched). Each rewritten segment is swapped in crash-safely (see
- * docs/storage.md, Compaction). Does nothing when not needed.
- * Errors: WEIR_EIO, WEIR_ESTORAGE, WEIR_ECORRUPT, WEIR_ENOMEM; a failure
- * leaves every segment either as it was or cleaned. */
+/* keep_from is the partition's high watermark: a segment holding an
+ * offset at or above it is neither cleaned nor read for the key map, so
+ * no record that is not committed yet (a failover may still cut it)
+ * decides that an older, committed one goes (retention's bound, see
+ * plog_enforce_retention).
+ * True when compaction is configured and enough of the closed segments
+ * older than min_compaction_lag_ms and wholly below keep_from is dirty
+ * (not cleaned yet). */
+bool plog_compact_needed(struct plog *log, int64_t wall_ms, int64_t keep_from);
+/* One cleaning pass over the closed segments wholly below keep_from (the
+ * active one is never touched). Each rewritten segment is swapped in
+ * crash-safely (see docs/storage.md, Compaction). Does nothing when not
+ * needed. Errors: WEIR_EIO, WEIR_ESTORAGE, WEIR_ECORRUPT, WEIR_ENOMEM; a
+ * failure leaves every segment either as it was or cleaned. */
 WEIR_MUST_CHECK int plog_compact(struct plog *log,
                                  int64_t wall_ms,
+                                 int64_t keep_from,
                                  struct plog_compact_stats *st,
                                  struct err_detail *ed);
 

@@ -3,7 +3,8 @@
  * including those created later, carries the offline hook; the scrub goes
  * round robin over partitions within its budget and a corrupt one goes
  * offline without stopping the others; housekeeping leaves offline logs
- * alone and retention stops where the caller's high watermark says. */
+ * alone and retention and compaction stop where the caller's high
+ * watermark says. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -193,9 +194,47 @@ static void test_housekeeping_skips_offline_and_keeps_above_hw(void **state)
     assert_true(free_bytes == 12345);
 }
 
+/* Compaction stops at the same bound: only segments wholly below the
+ * caller's high watermark are cleaned, and what lies above it (every
+ * record has key k0 or k1, so each later one supersedes the earlier)
+ * decides nothing. */
+static void test_compaction_stops_at_the_callers_high_watermark(void **state)
+{
+    struct fx *f = *state;
+    uint64_t sizes[64];
+    struct plog *a;
+    int64_t hw;
+    uint32_t i;
+
+    f->defaults.cleanup_policy = PLOG_CLEANUP_COMPACT;
+    f->defaults.min_cleanable_dirty_ratio = 0.0;
+    fx_open(f);
+    assert_int_equal(
+        logmgr_create_topic(f->m, "c", 1, 1, NULL, 0, false, 1000, &f->ed), 0);
+    append_to(f, "c", 0, 40);
+    a = logmgr_partition(f->m, "c", 0);
+    assert_true(plog_segment_count(a) > 3 && plog_segment_count(a) < 64);
+    for (i = 0; i < plog_segment_count(a); i++) {
+        sizes[i] = a->segs[i]->size;
+    }
+    hw = a->segs[1]->base_offset + 1; /* inside the second segment */
+    assert_int_equal(logmgr_housekeep(f->m, 2000, keep_at, &hw, &f->ed), 0);
+    assert_true(a->segs[0]->size < sizes[0]);
+    for (i = 1; i < plog_segment_count(a); i++) {
+        assert_int_equal(a->segs[i]->size, sizes[i]);
+    }
+    hw = plog_end_offset(a);
+    assert_int_equal(logmgr_housekeep(f->m, 2000, keep_at, &hw, &f->ed), 0);
+    assert_true(a->segs[1]->size < sizes[1]);
+    assert_int_equal(plog_check_invariants(a, &f->ed), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_compaction_stops_at_the_callers_high_watermark, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_every_log_carries_the_hook, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(
