@@ -90,12 +90,16 @@ WEIR_MUST_CHECK int plog_append(struct plog *log,
 
 /* Append batches a follower fetched from its leader, KEEPING their base
  * offsets and leader epochs (no re-stamping). Validates every batch as
- * plog_append does, and requires the offsets to be dense and to continue
- * the log: the first base offset == plog_end_offset(log), each next one ==
- * the previous last offset + 1. Rolls segments like plog_append.
+ * plog_append does, and requires the offsets to increase from the log
+ * end: the first base offset >= plog_end_offset(log), each next one >
+ * the previous last offset. A base past that skips offsets the leader's
+ * cleaner removed (Kafka's appendAsFollower); the log end moves past the
+ * gap, and the log is marked sparse for good first (cleaner checkpoint).
+ * Rolls segments like plog_append.
  * On success *last is the last offset written (end offset - 1).
  * Nothing is written when any batch is invalid or out of place.
- * Errors: as plog_append, plus WEIR_EOFFSET_OUT_OF_RANGE (not contiguous). */
+ * Errors: as plog_append, plus WEIR_EOFFSET_OUT_OF_RANGE (a batch starting
+ * below the log end or overlapping the one before). */
 WEIR_MUST_CHECK int plog_append_replica(struct plog *log,
                                         const uint8_t *batches,
                                         size_t len,

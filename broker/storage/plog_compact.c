@@ -215,6 +215,26 @@ plog_cleaner_entered_ms(const struct plog *log, int64_t offset, int64_t now)
     return now;
 }
 
+int plog_mark_sparse(struct plog *log, struct err_detail *ed)
+{
+    uint32_t i;
+    int rv;
+
+    if (log->compacted) {
+        return 0;
+    }
+    plog_cleaner_load(log);
+    rv = plog_cleaner_save(log, ed);
+    if (rv != 0) {
+        return plog_failed(log, rv, false, ed);
+    }
+    log->compacted = true;
+    for (i = 0; i < log->n_segs; i++) {
+        log->segs[i]->sparse = true;
+    }
+    return 0;
+}
+
 /* ---- range and trigger ---- */
 
 /* Segments [0, *end) may be cleaned: closed, old enough, and wholly

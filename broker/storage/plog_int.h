@@ -85,6 +85,13 @@ int plog_failed(struct plog *log,
                 bool sync,
                 const struct err_detail *ed);
 
+/* plog_compact.c: the log may skip offsets from now on (a replica append
+ * with a gap the leader's cleaner made): write the cleaner checkpoint
+ * first if there is none, so every later open knows the segments are
+ * sparse whatever the policy says, and mark them so. A failure takes the
+ * log offline. */
+WEIR_MUST_CHECK int plog_mark_sparse(struct plog *log, struct err_detail *ed);
+
 /* plog_verify.c: verify the parts of [from, to) of segment s not known
  * valid (from on a batch boundary). A bad batch takes the log offline as
  * corrupt (WEIR_ELOG_OFFLINE), so does a failed read; *checked grows by
