@@ -523,8 +523,11 @@ int plog_append_replica(struct plog *log,
 
     rv = plog_check_online(log, ed);
     if (rv == 0) {
-        rv = plog_validate(batches, len, log->cfg.max_batch_bytes, &n_batches,
-                           &n_offsets, ed);
+        /* no max.message.bytes here: the leader accepted the batch, and a
+         * follower refusing it would stay out of the ISR for good (Kafka
+         * does not apply it to replica appends either) */
+        rv =
+            plog_validate(batches, len, UINT32_MAX, &n_batches, &n_offsets, ed);
     }
     if (rv == 0) {
         rv = plog_check_replica_offsets(log, batches, len, &gap, ed);

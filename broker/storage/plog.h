@@ -90,9 +90,10 @@ WEIR_MUST_CHECK int plog_append(struct plog *log,
 
 /* Append batches a follower fetched from its leader, KEEPING their base
  * offsets and leader epochs (no re-stamping). Validates every batch as
- * plog_append does, and requires the offsets to increase from the log
- * end: the first base offset >= plog_end_offset(log), each next one >
- * the previous last offset. A base past that skips offsets the leader's
+ * plog_append does, except for max_batch_bytes (the leader accepted the
+ * batch: a follower must not refuse it), and requires the offsets to increase
+ * from the log end: the first base offset >= plog_end_offset(log), each next
+ * one > the previous last offset. A base past that skips offsets the leader's
  * cleaner removed (Kafka's appendAsFollower); the log end moves past the
  * gap, and the log is marked sparse for good first (cleaner checkpoint).
  * Rolls segments like plog_append.
@@ -258,13 +259,25 @@ enum plog_offline_cause {
     PLOG_ONLINE = 0,
     PLOG_OFFLINE_IO,      /* a storage call failed (EIO, ENOSPC, EROFS) */
     PLOG_OFFLINE_CORRUPT, /* a batch failed verification */
+    PLOG_OFFLINE_REPLICA, /* the files are fine, but the replica cannot
+                             lead in its current leadership (a stale
+                             epoch, no memory): offline, so the controller
+                             moves the leadership (repl_io_part_failed) */
 };
 
-/* Take the log offline because a call failed with err (a weir_err; the
- * text `why` names the file and call). The first cause stays; later calls
- * only trace. Calls the offline hook. Other code uses it too (e.g. a
- * failed leader-epoch checkpoint of the partition). */
+/* Take the log offline because of err (a weir_err; the text `why` names
+ * the file and call, or the reason). The cause follows err: corrupt for
+ * WEIR_ECORRUPT(_MESSAGE), io for the errors a failing disk gives
+ * (WEIR_EIO, WEIR_ESTORAGE, WEIR_ENOT_FOUND), replica for anything else.
+ * The first cause stays; later calls only trace. Calls the offline
+ * hook. */
 void plog_mark_offline(struct plog *log, int err, const char *why);
+/* A storage call about the log made outside it (its leader-epoch
+ * checkpoint) failed with err: take the log offline as a failing call of
+ * its own would (plog_failed: not for WEIR_ENOMEM or
+ * WEIR_EINVALID_ARGUMENT, which say nothing about the disk). True when the
+ * log is offline now. */
+bool plog_storage_failed(struct plog *log, int err, const char *why);
 bool plog_is_offline(const struct plog *log);
 enum plog_offline_cause plog_offline_cause(const struct plog *log);
 /* Why it went offline ("" while online); valid until plog_recover. */

@@ -22,6 +22,8 @@ static const char *plog_cause_name(enum plog_offline_cause c)
         return "io";
     case PLOG_OFFLINE_CORRUPT:
         return "corrupt";
+    case PLOG_OFFLINE_REPLICA:
+        return "replica";
     case PLOG_ONLINE:
         break;
     }
@@ -56,13 +58,31 @@ static void plog_go_offline(struct plog *log,
     }
 }
 
+static enum plog_offline_cause plog_cause_of(int err)
+{
+    switch (err) {
+    case WEIR_ECORRUPT:
+    case WEIR_ECORRUPT_MESSAGE:
+        return PLOG_OFFLINE_CORRUPT;
+    case WEIR_EIO:
+    case WEIR_ESTORAGE:
+    case WEIR_ENOT_FOUND:
+        return PLOG_OFFLINE_IO;
+    default:
+        return PLOG_OFFLINE_REPLICA;
+    }
+}
+
 void plog_mark_offline(struct plog *log, int err, const char *why)
 {
-    plog_go_offline(log,
-                    err == WEIR_ECORRUPT || err == WEIR_ECORRUPT_MESSAGE
-                        ? PLOG_OFFLINE_CORRUPT
-                        : PLOG_OFFLINE_IO,
-                    err, false, why);
+    plog_go_offline(log, plog_cause_of(err), err, false, why);
+}
+
+/* Not the disk's fault: the log is as it was. */
+static bool plog_err_spares_disk(int err)
+{
+    return err == 0 || err == WEIR_ENOMEM || err == WEIR_EINVALID_ARGUMENT ||
+           err == WEIR_ELOG_OFFLINE;
 }
 
 int plog_failed(struct plog *log,
@@ -70,15 +90,21 @@ int plog_failed(struct plog *log,
                 bool sync,
                 const struct err_detail *ed)
 {
-    /* not the disk's fault: the log is as it was */
-    if (rv == 0 || rv == WEIR_ENOMEM || rv == WEIR_EINVALID_ARGUMENT ||
-        rv == WEIR_ELOG_OFFLINE) {
+    if (plog_err_spares_disk(rv)) {
         return rv;
     }
     plog_go_offline(log, PLOG_OFFLINE_IO, rv, sync,
                     ed != NULL && ed->msg[0] != '\0' ? ed->msg
                                                      : weir_err_str(rv));
     return rv;
+}
+
+bool plog_storage_failed(struct plog *log, int err, const char *why)
+{
+    if (!plog_err_spares_disk(err)) {
+        plog_go_offline(log, PLOG_OFFLINE_IO, err, false, why);
+    }
+    return log->offline;
 }
 
 bool plog_is_offline(const struct plog *log)

@@ -964,6 +964,32 @@ static void test_append_replica_skips_compacted_offsets(void **state)
     buf_fini(&rep_bytes);
 }
 
+/* max.message.bytes is the producer's limit: the leader accepted the
+ * batch, so a follower (here with a smaller limit) copies it. */
+static void test_append_replica_ignores_max_message_bytes(void **state)
+{
+    struct plog_fixture *f = *state;
+    struct weir_buf b;
+    int64_t base;
+    int64_t last;
+
+    f->cfg.max_batch_bytes = 1024;
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    buf_init(&b);
+    assert_int_equal(batch_gen_make(&b, 70, 20, 100, 1, 200), 0);
+    assert_true(b.len > 4000);
+    assert_int_equal(
+        plog_append(f->log, b.data, b.len, 3, 1000, &base, &last, &f->ed),
+        WEIR_EMESSAGE_TOO_LARGE);
+    batch_set_base(b.data, 0, 3);
+    assert_int_equal(
+        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed), 0);
+    assert_true(last == 19);
+    log_model_add(&f->model, 70, 20, 100, 1);
+    assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
+    buf_fini(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -977,6 +1003,8 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_append_replica_skips_compacted_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_append_replica_ignores_max_message_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_trip_many_batches_and_rolls,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

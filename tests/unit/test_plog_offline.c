@@ -306,9 +306,39 @@ static void test_any_failing_call_is_offline_or_harmless(void **state)
     assert_true(nth > 50);
 }
 
+/* Only a disk error is the disk's: a storage failure about the log made
+ * outside it (the epoch checkpoint) takes it offline as io unless it is
+ * out of memory or a bad argument; a replica that cannot lead marks it
+ * offline with cause replica, which recovery reopens as it is. */
+static void test_offline_cause_follows_the_error(void **state)
+{
+    struct plog_fixture *f = *state;
+    int64_t before;
+    int64_t after;
+
+    open_log(f);
+    append_n(f, 3);
+    assert_false(plog_storage_failed(f->log, WEIR_ENOMEM, "encoding"));
+    assert_false(plog_storage_failed(f->log, WEIR_EINVALID_ARGUMENT, "path"));
+    assert_false(plog_is_offline(f->log));
+    assert_int_equal(hook_calls, 0);
+    plog_mark_offline(f->log, WEIR_EFENCED_LEADER_EPOCH, "epoch 3 not new");
+    assert_int_equal(plog_offline_cause(f->log), PLOG_OFFLINE_REPLICA);
+    assert_int_equal(hook_calls, 1);
+    assert_int_equal(plog_recover(f->log, 2000, &before, &after, &f->ed), 0);
+    assert_true(before == after && after == 9);
+    assert_true(plog_storage_failed(f->log, WEIR_EIO, "rename checkpoint"));
+    assert_int_equal(plog_offline_cause(f->log), PLOG_OFFLINE_IO);
+    assert_int_equal(plog_recover(f->log, 3000, &before, &after, &f->ed), 0);
+    plog_mark_offline(f->log, WEIR_ESTORAGE, "pwrite: ENOSPC");
+    assert_int_equal(plog_offline_cause(f->log), PLOG_OFFLINE_IO);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_offline_cause_follows_the_error,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_failed_append_takes_log_offline,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
