@@ -531,7 +531,15 @@ static void repl_io_become_leader(struct repl_io *io,
                    st->topic, (int)st->partition, (int)st->leader_epoch);
         return;
     }
-    repl_io_part_load(p, log);
+    rv = repl_io_part_load(p, log);
+    if (rv != 0) {
+        /* a cache short of the log's latest epochs could make this broker
+         * lead an epoch older than records it holds */
+        repl_io_part_failed(io, p, log, rv,
+                            "the epoch cache could not be rebuilt from the "
+                            "log (see epoch_cache_rebuild_failed)");
+        return;
+    }
     /* the log grew under other leaders: rebuild producer state from it */
     idem_io_invalidate(io->b->idem, st->topic, st->partition);
     /* Never lead an epoch this replica has already seen: records of it
@@ -681,8 +689,15 @@ bool repl_io_diverging(struct repl_io *io,
     if (p == NULL || p->role != CLUSTER_ROLE_LEADER) {
         return false;
     }
-    if (!p->loaded) {
-        repl_io_part_load(p, logmgr_partition(io->b->logs, topic, partition));
+    if (!p->loaded && repl_io_part_load(p, logmgr_partition(io->b->logs, topic,
+                                                            partition)) != 0) {
+        /* a failed load leaves a correct prefix of the history: an answer
+         * from it cuts a follower no later than the real one would, and
+         * the next fetch loads again */
+        trace_debug("replica",
+                    "event=divergence_from_partial_epochs topic=%s "
+                    "partition=%d",
+                    topic, (int)partition);
     }
     if (last_fetched_epoch >= 0 && repl_epochs_count(&p->epochs) > 0) {
         e = repl_epochs_end_offset_for(&p->epochs, last_fetched_epoch, leo);
@@ -895,11 +910,19 @@ void repl_io_log_reopened(struct repl_io *io,
     if (p == NULL) {
         return;
     }
-    /* the log may be shorter now: a follower core starts again from it */
+    /* the log may be shorter now: a follower core starts again from it,
+     * and the epoch cache is reconciled with it again */
     repl_io_follow_drop(p);
     p->failed = false;
     p->failed_log = NULL;
-    repl_io_part_load(p, log);
+    p->loaded = false;
+    rv = repl_io_part_load(p, log);
+    if (rv != 0) {
+        repl_io_follow_failed(io, p, log, rv,
+                              "rebuilding the epoch cache from the reopened "
+                              "log");
+        return;
+    }
     if (repl_epochs_truncate_from_end(&p->epochs, plog_end_offset(log)) > 0) {
         err_detail_clear(&ed);
         rv = repl_io_part_store(p, log, &ed);

@@ -82,7 +82,12 @@ struct repl_follower *repl_io_follow_core(struct repl_io *io,
     if (p->follow != NULL || !repl_io_follow_wanted(io, p)) {
         return p->follow;
     }
-    repl_io_part_load(p, log);
+    rv = repl_io_part_load(p, log);
+    if (rv != 0) {
+        repl_io_follow_failed(io, p, log, rv,
+                              "rebuilding the epoch cache from the log");
+        return NULL;
+    }
     err_detail_clear(&ed);
     rv = repl_io_follow_durable_start(log, &ed);
     if (rv != 0) {

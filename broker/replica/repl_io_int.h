@@ -33,7 +33,7 @@ struct repl_io_part {
     int32_t leader; /* -1: none */
     int32_t leader_epoch;
     bool loaded; /* epochs read from the checkpoint (or none there) and
-                    reconciled with the log */
+                    reconciled with the log, successfully */
     struct repl_epochs epochs;
     struct repl_io_lead *lead; /* owned; leader with a repl_leader only */
     /* As a follower: the high watermark the leader last reported (-1 none).
@@ -82,8 +82,12 @@ struct repl_io_answer {
 };
 
 /* repl_io_epochs.c: read the part's epoch cache from the log's directory
- * once and reconcile it with the log's batch headers. */
-void repl_io_part_load(struct repl_io_part *p, struct plog *log);
+ * and reconcile it with the log's batch headers, once: p->loaded is set
+ * only when that succeeded, so a failed reconcile (a read error, no
+ * memory) is done again by the next call (the next leadership, follower
+ * core or reopened log), from the correct prefix it rebuilt. Returns 0 or
+ * the reconcile's error (WEIR_EIO, WEIR_ELOG_OFFLINE, WEIR_ENOMEM, ...). */
+WEIR_MUST_CHECK int repl_io_part_load(struct repl_io_part *p, struct plog *log);
 /* repl_io_epochs.c: write the part's epoch cache to
  * <log dir>/leader-epoch-checkpoint atomically. Errors: WEIR_ENOMEM,
  * WEIR_EIO (ed names the file and call). */

@@ -4,7 +4,8 @@
  * fetched batch the follower's log refuses for a reason that is not the
  * disk's is a fetch error (the log stays online, a new follower core
  * starts from the log after REPL_IO_RETRY_MS); a failing disk still takes
- * the log offline. The part is made by hand, as repl_io_on_partition
+ * the log offline; a failed epoch reconcile is done again by the next
+ * load. The part is made by hand, as repl_io_on_partition
  * would make it for a follower of broker 1. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +181,78 @@ static void test_failing_disk_still_fails_the_partition(void **state)
     assert_int_equal(plog_offline_cause(f->log), PLOG_OFFLINE_IO);
 }
 
+/* Append one batch of 2 records in `epoch` as a leader would. */
+static void lead_append(struct fx *f, int32_t epoch)
+{
+    struct weir_buf b;
+    int64_t base;
+    int64_t last;
+
+    buf_init(&b);
+    assert_int_equal(batch_gen_make(&b, 1, 2, 100, 1, 20), 0);
+    assert_int_equal(
+        plog_append(f->log, b.data, b.len, epoch, 1000, &base, &last, &f->ed),
+        0);
+    buf_fini(&b);
+}
+
+static bool epochs_are(const struct repl_epochs *c,
+                       const struct repl_epoch_entry *want,
+                       uint32_t n)
+{
+    uint32_t i;
+
+    if (repl_epochs_count(c) != n) {
+        return false;
+    }
+    for (i = 0; i < n; i++) {
+        if (repl_epochs_entry(c, i)->epoch != want[i].epoch ||
+            repl_epochs_entry(c, i)->start_offset != want[i].start_offset) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A reconcile that fails (here: each allocation failing in turn) is done
+ * again by the next load, which ends with the whole history; before,
+ * the part counted as loaded and kept the partial cache for good. */
+static void test_failed_epoch_reconcile_is_done_again(void **state)
+{
+    static const struct repl_epoch_entry want[] = {{1, 0}, {2, 4}, {5, 8}};
+    struct fx *f = *state;
+    unsigned long nth;
+    int failed = 0;
+    int rv;
+
+    lead_append(f, 1);
+    lead_append(f, 1);
+    lead_append(f, 2);
+    lead_append(f, 2);
+    lead_append(f, 5);
+    assert_int_equal(plog_flush(f->log, &f->ed), 0);
+    for (nth = 1; nth < 64; nth++) {
+        repl_epochs_fini(&f->p->epochs);
+        repl_epochs_init(&f->p->epochs);
+        f->p->loaded = false;
+        mem_fault_set(nth, 0);
+        rv = repl_io_part_load(f->p, f->log);
+        mem_fault_set(0, 0);
+        if (rv == 0) {
+            assert_true(f->p->loaded);
+            assert_true(epochs_are(&f->p->epochs, want, 3));
+            continue;
+        }
+        failed++;
+        assert_false(f->p->loaded);
+        assert_int_equal(repl_io_part_load(f->p, f->log), 0);
+        assert_true(f->p->loaded);
+        assert_true(epochs_are(&f->p->epochs, want, 3));
+    }
+    assert_true(failed > 0);
+    assert_false(plog_is_offline(f->log));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +261,8 @@ int main(void)
             teardown),
         cmocka_unit_test_setup_teardown(
             test_failing_disk_still_fails_the_partition, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_failed_epoch_reconcile_is_done_again, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
