@@ -169,6 +169,9 @@ static int logmgr_open_partition(struct logmgr *m,
         return rv;
     }
     plog_set_offline_hook(r->logs[p], m->offline_fn, m->offline_arg);
+    if (m->opened_fn != NULL) {
+        m->opened_fn(m->opened_arg);
+    }
     return 0;
 }
 

@@ -133,12 +133,21 @@ WEIR_MUST_CHECK int logmgr_housekeep(struct logmgr *m,
 /* logmgr_health.c. The hook every partition log gets (plog_offline_fn),
  * now and when opened later. */
 void logmgr_set_offline_hook(struct logmgr *m, plog_offline_fn fn, void *arg);
+/* A partition log was opened after the manager was (a topic created):
+ * it has bytes no one verified yet, so a stopped scrub should start. */
+typedef void (*logmgr_opened_fn)(void *arg);
+void logmgr_set_opened_hook(struct logmgr *m, logmgr_opened_fn fn, void *arg);
 /* Verify up to about budget bytes not yet verified, over the partitions
- * round robin (plog_scrub). A corrupt log goes offline (traced); that is
- * not an error here. *checked: bytes read. Errors: WEIR_ENOMEM. */
+ * round robin, one log to its end before the next (plog_scrub). A corrupt
+ * log goes offline (traced); that is not an error here. *checked: bytes
+ * read. *more: some online log is still not verified (false: the scrub
+ * may stop until a log is opened or brought back online). Walks the
+ * partitions directly, each at most once per call.
+ * Errors: WEIR_ENOMEM. */
 WEIR_MUST_CHECK int logmgr_scrub(struct logmgr *m,
                                  uint64_t budget,
                                  uint64_t *checked,
+                                 bool *more,
                                  struct err_detail *ed);
 /* Free bytes on the file system of the data directory.
  * Errors: WEIR_EIO. */

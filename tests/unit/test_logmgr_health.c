@@ -29,6 +29,7 @@ struct fx {
     struct logmgr *m;
     struct err_detail ed;
     int hooks;
+    int opened;
 };
 
 static int setup(void **state)
@@ -57,6 +58,11 @@ static void fx_open(struct fx *f)
 {
     assert_int_equal(
         logmgr_open(f->ops, DATA, &f->defaults, 1000, &f->m, &f->ed), 0);
+}
+
+static void count_opened(void *arg)
+{
+    ((struct fx *)arg)->opened++;
 }
 
 static void count_hook(void *arg, struct plog *log)
@@ -124,6 +130,7 @@ static void corrupt(struct fx *f, const char *dir)
 static void test_scrub_goes_round_robin_past_a_corrupt_log(void **state)
 {
     struct fx *f = *state;
+    bool more = true;
     uint64_t checked;
     uint64_t total = 0;
     int32_t p;
@@ -139,11 +146,24 @@ static void test_scrub_goes_round_robin_past_a_corrupt_log(void **state)
     corrupt(f, "t-1");
     fx_open(f);
     do {
-        assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &f->ed), 0);
+        assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &more, &f->ed), 0);
         assert_true(checked <= 3000 + 400);
         total += checked;
         calls++;
-    } while (checked > 0 && calls < 1000);
+    } while (more && calls < 1000);
+    assert_false(more);
+    /* done: nothing left, so the broker's timer stops */
+    assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &more, &f->ed), 0);
+    assert_false(more);
+    assert_int_equal(checked, 0);
+    /* a topic created since has logs to check: its creation says so */
+    logmgr_set_opened_hook(f->m, count_opened, f);
+    assert_int_equal(
+        logmgr_create_topic(f->m, "u", 2, 1, NULL, 0, false, 1000, &f->ed), 0);
+    assert_int_equal(f->opened, 2);
+    assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &more, &f->ed), 0);
+    assert_false(more);
+    assert_true(plog_verified(logmgr_partition(f->m, "u", 1)));
     assert_true(calls > 3);
     assert_true(plog_verified(logmgr_partition(f->m, "t", 0)));
     assert_true(plog_is_offline(logmgr_partition(f->m, "t", 1)));
