@@ -557,10 +557,25 @@ void server_close(struct broker *b)
     b->srv_tls = NULL;
     log_health_close(b);
     if (b->logs != NULL) {
-        logmgr_close(b->logs);
+        uint32_t unclean = logmgr_close(b->logs);
+
         b->logs = NULL;
-        server_mark_clean(b, broker_epoch);
-        trace_info("broker", "event=shutdown_complete clean=true");
+        if (unclean == 0) {
+            server_mark_clean(b, broker_epoch);
+        } else {
+            /* Some log may lack records it acknowledged as flushed (an
+             * fsync failed) or was not closed: without the marker the
+             * next registration reports an unclean stop, and the
+             * controller takes this broker out of every ELR it is in
+             * (unless it is the last member), as after kill -9. */
+            trace_warn("broker",
+                       "event=clean_shutdown_marker_skipped unclean_logs=%u "
+                       "reason=\"logs offline or not closed cleanly: the "
+                       "controller will see an unclean stop\"",
+                       unclean);
+        }
+        trace_info("broker", "event=shutdown_complete clean=%s",
+                   unclean == 0 ? "true" : "false");
     }
     idem_io_free(b->idem);
     b->idem = NULL;

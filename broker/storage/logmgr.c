@@ -331,18 +331,19 @@ int logmgr_open(const struct storage_ops *ops,
     return 0;
 }
 
-void logmgr_close(struct logmgr *m)
+uint32_t logmgr_close(struct logmgr *m)
 {
+    uint32_t unclean = 0;
     uint32_t i;
     int32_t p;
 
     if (m == NULL) {
-        return;
+        return 0;
     }
     for (i = 0; i < m->n_topics; i++) {
         struct logmgr_rec *r = m->topics[i];
         for (p = 0; p < r->partitions; p++) {
-            plog_close(r->logs[p]);
+            unclean += plog_close(r->logs[p]) ? 0 : 1;
             r->logs[p] = NULL;
         }
         logmgr_rec_free(r);
@@ -350,6 +351,7 @@ void logmgr_close(struct logmgr *m)
     mem_free(m->topics);
     mem_free(m->data_dir);
     mem_free(m);
+    return unclean;
 }
 
 static int logmgr_check_create(const struct logmgr *m,

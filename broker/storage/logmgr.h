@@ -49,8 +49,11 @@ WEIR_MUST_CHECK int logmgr_open(const struct storage_ops *ops,
                                 int64_t wall_ms,
                                 struct logmgr **out,
                                 struct err_detail *ed);
-/* Close every log cleanly (plog_close) and free. NULL is a no-op. */
-void logmgr_close(struct logmgr *m);
+/* Close every log cleanly (plog_close) and free. Returns how many logs
+ * could not be closed cleanly (offline, or a failed fsync at the close):
+ * their next open recovers, and the broker's stop was not clean. NULL is
+ * a no-op (0). */
+uint32_t logmgr_close(struct logmgr *m);
 
 /* Parse topic configs over the defaults into *out. The keys and their
  * ranges are common/topic_config.h's (segment.bytes, retention.ms,

@@ -226,12 +226,13 @@ static int plog_shutdown(struct plog *log, struct err_detail *ed)
     return rv;
 }
 
-void plog_close(struct plog *log)
+bool plog_close(struct plog *log)
 {
     struct err_detail ed;
+    bool clean = true;
 
     if (log == NULL) {
-        return;
+        return true;
     }
     err_detail_clear(&ed);
     if (plog_shutdown(log, &ed) != 0) {
@@ -239,8 +240,10 @@ void plog_close(struct plog *log)
                     "event=unclean_close dir=%s reason=\"%s\" "
                     "next_open=recovery",
                     log->dir, ed.msg);
+        clean = false;
     }
     plog_free(log);
+    return clean;
 }
 
 /* Validate every batch before anything is written. */

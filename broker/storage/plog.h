@@ -65,8 +65,10 @@ WEIR_MUST_CHECK int plog_open(const struct storage_ops *ops,
 
 /* Write checkpoints (recovery point = end offset) and a clean-shutdown
  * marker after an fsync, so the next open skips the recovery scan; then
- * close files and free. NULL is a no-op. */
-void plog_close(struct plog *log);
+ * close files and free. True when the marker was written; false for an
+ * offline log or a failed fsync or write (the next open recovers). NULL
+ * is a no-op (true). */
+bool plog_close(struct plog *log);
 /* Close without the clean marker (as a crash would leave it; for tests). */
 void plog_free(struct plog *log);
 
