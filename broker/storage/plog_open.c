@@ -383,14 +383,14 @@ static int plog_settle_sync(struct plog *log, struct err_detail *ed)
  * cache may hold bytes the disk never got. A failing disk here leaves the
  * log offline (the open succeeds; log_health retries) with nothing past
  * its recovery point counted durable. */
-static int plog_settle(struct plog *log, bool clean, struct err_detail *ed)
+static int plog_settle(struct plog *log, struct err_detail *ed)
 {
     int64_t cut = plog_fsync_failed_offset(log);
     int64_t end = plog_end_offset(log);
     int64_t start = plog_start_offset(log);
     int rv = 0;
 
-    if (clean && cut < 0) {
+    if (!log->recovered && cut < 0) { /* a clean stop, or a new log */
         log->durable_offset = end;
         return 0;
     }
@@ -473,7 +473,7 @@ int plog_load(struct plog *log, int64_t wall_ms, struct err_detail *ed)
     }
     plog_set_created(log, wall_ms);
     plog_remove_orphans(log, &l);
-    rv = plog_settle(log, clean, ed);
+    rv = plog_settle(log, ed);
 
 out:
     mem_free(l.bases);
