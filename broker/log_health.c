@@ -53,6 +53,23 @@ static struct lh_since *lh_since_find(const struct log_health *h,
     return NULL;
 }
 
+static void lh_arm(struct event *ev, int64_t ms)
+{
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+
+    (void)event_add(ev, &tv);
+}
+
+/* The scrub runs again (a log was opened or came back online). */
+static void lh_scrub_kick(void *arg)
+{
+    struct log_health *h = arg;
+
+    if (h->scrub_timer != NULL && !evtimer_pending(h->scrub_timer, NULL)) {
+        lh_arm(h->scrub_timer, LH_SCRUB_TICK_MS);
+    }
+}
+
 /* Inside the failing storage call: only note it. */
 static void lh_offline_hook(void *arg, struct plog *log)
 {
@@ -257,6 +274,7 @@ lh_retry_one(void *arg, const char *topic, int32_t partition, struct plog *log)
     /* the log may be shorter: what was derived from it is rebuilt */
     idem_io_invalidate(b->idem, topic, partition);
     repl_io_log_reopened(b->repl, topic, partition, log);
+    lh_scrub_kick(h); /* reopened: nothing of it is verified */
     trace_info("storage",
                "event=partition_online topic=%s partition=%d end_before=%lld "
                "end_offset=%lld",
@@ -281,6 +299,9 @@ static void lh_retry_cb(evutil_socket_t fd, short what, void *arg)
     logmgr_each(h->b->logs, lh_retry_one, h);
 }
 
+/* Every LH_SCRUB_TICK_MS while some online log is not verified; stopped
+ * when none is (an idle broker does nothing), started again by
+ * lh_scrub_kick when a log is opened or comes back online. */
 static void lh_scrub_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct log_health *h = arg;
@@ -288,6 +309,7 @@ static void lh_scrub_cb(evutil_socket_t fd, short what, void *arg)
         (uint64_t)h->b->cfg.scrub_bytes_per_sec * LH_SCRUB_TICK_MS / 1000;
     struct err_detail ed;
     uint64_t checked = 0;
+    bool more = false;
 
     (void)fd;
     (void)what;
@@ -295,17 +317,19 @@ static void lh_scrub_cb(evutil_socket_t fd, short what, void *arg)
         budget = LH_SCRUB_MIN_BUDGET;
     }
     err_detail_clear(&ed);
-    if (logmgr_scrub(h->b->logs, budget, &checked, &ed) != 0) {
+    if (logmgr_scrub(h->b->logs, budget, &checked, &more, &ed) != 0) {
         trace_warn("storage", "event=scrub_failed reason=\"%s\"", ed.msg);
     }
     h->scrubbed += checked;
-}
-
-static void lh_arm(struct event *ev, int64_t ms)
-{
-    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
-
-    (void)event_add(ev, &tv);
+    if (more) {
+        lh_arm(h->scrub_timer, LH_SCRUB_TICK_MS);
+    } else {
+        trace_info("storage",
+                   "event=scrub_idle bytes_checked=%llu reason=\"every "
+                   "online log verified: the scrub stops until a log is "
+                   "opened or back online\"",
+                   (unsigned long long)h->scrubbed);
+    }
 }
 
 int log_health_open(struct broker *b, struct err_detail *ed)
@@ -320,13 +344,14 @@ int log_health_open(struct broker *b, struct err_detail *ed)
     h->offline_ev = event_new(b->base, -1, 0, lh_offline_cb, h);
     h->retry_timer = event_new(b->base, -1, EV_PERSIST, lh_retry_cb, h);
     if (b->cfg.scrub_bytes_per_sec > 0) {
-        h->scrub_timer = event_new(b->base, -1, EV_PERSIST, lh_scrub_cb, h);
+        h->scrub_timer = event_new(b->base, -1, 0, lh_scrub_cb, h);
     }
     if (h->offline_ev == NULL || h->retry_timer == NULL ||
         (b->cfg.scrub_bytes_per_sec > 0 && h->scrub_timer == NULL)) {
         return err_set(ed, WEIR_ENOMEM, "cannot create storage timers");
     }
     logmgr_set_offline_hook(b->logs, lh_offline_hook, h);
+    logmgr_set_opened_hook(b->logs, lh_scrub_kick, h);
     lh_arm(h->retry_timer, b->cfg.log_offline_retry_ms);
     if (h->scrub_timer != NULL) {
         lh_arm(h->scrub_timer, LH_SCRUB_TICK_MS);
@@ -343,6 +368,7 @@ void log_health_close(struct broker *b)
     }
     if (b->logs != NULL) {
         logmgr_set_offline_hook(b->logs, NULL, NULL);
+        logmgr_set_opened_hook(b->logs, NULL, NULL);
     }
     if (h->offline_ev != NULL) {
         event_free(h->offline_ev);

@@ -137,10 +137,10 @@ static void server_flush_timer_cb(evutil_socket_t fd, short what, void *arg)
     api_produce_complete_waits(b);
 }
 
-/* Retention stops at the high watermark: the leader's replicated one,
- * the one a follower's leader reported (-1 before any: nothing goes), or
- * the log end alone. */
-static int64_t server_retention_keep(void *arg,
+/* Retention and compaction stop at the high watermark: the leader's
+ * replicated one, the one a follower's leader reported (-1 before any:
+ * nothing goes), or the log end alone. */
+static int64_t server_housekeep_keep(void *arg,
                                      const char *topic,
                                      int32_t partition,
                                      const struct plog *log)
@@ -166,7 +166,7 @@ static void server_housekeep_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     if (logmgr_housekeep(b->logs, clock_wall_ms(b->clock),
-                         server_retention_keep, b, &ed) != 0) {
+                         server_housekeep_keep, b, &ed) != 0) {
         trace_error("storage", "event=housekeeping_failed msg=\"%s\"", ed.msg);
     }
     (void)idem_io_expire(b->idem, clock_wall_ms(b->clock));
@@ -557,10 +557,25 @@ void server_close(struct broker *b)
     b->srv_tls = NULL;
     log_health_close(b);
     if (b->logs != NULL) {
-        logmgr_close(b->logs);
+        uint32_t unclean = logmgr_close(b->logs);
+
         b->logs = NULL;
-        server_mark_clean(b, broker_epoch);
-        trace_info("broker", "event=shutdown_complete clean=true");
+        if (unclean == 0) {
+            server_mark_clean(b, broker_epoch);
+        } else {
+            /* Some log may lack records it acknowledged as flushed (an
+             * fsync failed) or was not closed: without the marker the
+             * next registration reports an unclean stop, and the
+             * controller takes this broker out of every ELR it is in
+             * (unless it is the last member), as after kill -9. */
+            trace_warn("broker",
+                       "event=clean_shutdown_marker_skipped unclean_logs=%u "
+                       "reason=\"logs offline or not closed cleanly: the "
+                       "controller will see an unclean stop\"",
+                       unclean);
+        }
+        trace_info("broker", "event=shutdown_complete clean=%s",
+                   unclean == 0 ? "true" : "false");
     }
     idem_io_free(b->idem);
     b->idem = NULL;

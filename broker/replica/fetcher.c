@@ -28,6 +28,8 @@ struct fetcher {
     struct cconn *conn;
     struct event *timer; /* next fetch (now or after a backoff) */
     bool in_flight;
+    uint32_t next_part; /* index in io->parts where the next plan starts:
+                           past the last one a full request carried */
 };
 
 static void fetcher_timer_cb(evutil_socket_t fd, short what, void *arg);
@@ -203,7 +205,10 @@ static void fetcher_reply(void *arg,
 }
 
 /* Fill fps with the fetches the partitions' cores allow now; *next_ms is
- * when the next one may go if none does. Returns their number. */
+ * when the next one may go if none does. Returns their number. When more
+ * partitions may go than a request carries (cap), the next plan starts
+ * after the last one taken, so every partition gets its turn: starting
+ * from the first each time, the ones past the cap were never fetched. */
 static uint32_t fetcher_plan(struct fetcher *f,
                              Weir__FetchPartition *fps,
                              Weir__FetchPartition **ptrs,
@@ -211,12 +216,15 @@ static uint32_t fetcher_plan(struct fetcher *f,
                              uint64_t *next_ms)
 {
     uint64_t now = clock_now_ms(f->io->b->clock);
+    uint32_t total = f->io->n;
+    uint32_t start = total > 0 ? f->next_part % total : 0;
     struct repl_fetch_params fp;
     uint32_t n = 0;
-    uint32_t i;
+    uint32_t k;
 
     *next_ms = REPL_TICK_NEVER;
-    for (i = 0; i < f->io->n && n < cap; i++) {
+    for (k = 0; k < total && n < cap; k++) {
+        uint32_t i = (start + k) % total;
         struct repl_io_part *p = f->io->parts[i];
         struct plog *log;
 
@@ -238,6 +246,9 @@ static uint32_t fetcher_plan(struct fetcher *f,
         fps[n].last_fetched_epoch = fp.last_fetched_epoch;
         ptrs[n] = &fps[n];
         n++;
+        if (n == cap) {
+            f->next_part = (i + 1) % total;
+        }
     }
     if (*next_ms != REPL_TICK_NEVER) {
         *next_ms = *next_ms > now ? *next_ms - now : 0;

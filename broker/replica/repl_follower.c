@@ -119,10 +119,13 @@ static int repl_follower_records(struct repl_follower *f,
     int rv;
 
     /* The leader validated our (last epoch, LEO) before serving, so its
-     * records continue our log exactly, in epochs no older than our
-     * latest and no newer than its own. Anything else is a stale or
-     * broken response: refuse it before it reaches the log. */
-    if (base != f->leo || end <= base || epoch < 0 || epoch < latest ||
+     * records continue our log, in epochs no older than our latest and no
+     * newer than its own. They may start past our LEO: the leader's
+     * cleaner removed the records in between (a compacted topic), and
+     * our log end moves past the gap (Kafka's appendAsFollower). A batch
+     * starting below our LEO, or anything else, is a stale or broken
+     * response: refuse it before it reaches the log. */
+    if (base < f->leo || end <= base || epoch < 0 || epoch < latest ||
         epoch > f->leader_epoch) {
         return WEIR_ECORRUPT_MESSAGE;
     }

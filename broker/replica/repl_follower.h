@@ -125,9 +125,11 @@ uint64_t repl_follower_next_fetch_ms(const struct repl_follower *f,
  * - FENCED_LEADER_EPOCH stops fetching until new leadership info (our
  *   view is stale); any other error, NOT_LEADER included (the leader may
  *   not have applied its own leadership yet), backs off and retries.
- * Errors (state unchanged): WEIR_ECORRUPT_MESSAGE (a batch that does not
- * start at our LEO, is empty, or carries an epoch older than our latest
- * or newer than the leader's), WEIR_EINVALID_ARGUMENT (durable past LEO,
+ * - RECORDS may start past our LEO (offsets the leader's cleaner removed);
+ *   the LEO moves to the batch's end.
+ * Errors (state unchanged): WEIR_ECORRUPT_MESSAGE (a batch that starts
+ * below our LEO, is empty, or carries an epoch older than our latest or
+ * newer than the leader's), WEIR_EINVALID_ARGUMENT (durable past LEO,
  * an undefined divergence point or log start), WEIR_ENOMEM. */
 WEIR_MUST_CHECK int repl_follower_step(struct repl_follower *f,
                                        const struct repl_follower_event *ev,

@@ -113,6 +113,7 @@ static void repl_io_part_unlead(struct repl_io *io,
 void repl_io_part_failed(struct repl_io *io,
                          struct repl_io_part *p,
                          struct plog *log,
+                         int err,
                          const char *fmt,
                          ...)
 {
@@ -129,15 +130,18 @@ void repl_io_part_failed(struct repl_io *io,
     p->failed_log = log;
     trace_error("replica",
                 "event=partition_failed topic=%s partition=%d role=%s "
-                "leader=%d epoch=%d reason=\"%s\"",
+                "leader=%d epoch=%d error=%s reason=\"%s\"",
                 p->topic, (int)p->partition,
                 p->role == CLUSTER_ROLE_LEADER ? "leader" : "follower",
-                (int)p->leader, (int)p->leader_epoch, why);
-    /* offline, the replica is listed in heartbeats: the controller moves
+                (int)p->leader, (int)p->leader_epoch, weir_err_name(err), why);
+    /* Offline, the replica is listed in heartbeats: the controller moves
      * the leadership away (or, where it is the only eligible replica,
-     * gives it a new epoch once log_health brought the log back) */
-    if (log != NULL) {
-        plog_mark_offline(log, WEIR_EIO, why);
+     * gives it a new epoch once log_health brought the log back). There
+     * is no other way to ask for that, and a broker that cannot lead
+     * must not stay leader; the cause says when the disk is not to
+     * blame. */
+    if (log != NULL && !plog_is_offline(log)) {
+        plog_mark_offline(log, err, why);
     }
 }
 
@@ -527,7 +531,15 @@ static void repl_io_become_leader(struct repl_io *io,
                    st->topic, (int)st->partition, (int)st->leader_epoch);
         return;
     }
-    repl_io_part_load(p, log);
+    rv = repl_io_part_load(p, log);
+    if (rv != 0) {
+        /* a cache short of the log's latest epochs could make this broker
+         * lead an epoch older than records it holds */
+        repl_io_part_failed(io, p, log, rv,
+                            "the epoch cache could not be rebuilt from the "
+                            "log (see epoch_cache_rebuild_failed)");
+        return;
+    }
     /* the log grew under other leaders: rebuild producer state from it */
     idem_io_invalidate(io->b->idem, st->topic, st->partition);
     /* Never lead an epoch this replica has already seen: records of it
@@ -536,7 +548,7 @@ static void repl_io_become_leader(struct repl_io *io,
      * restart race with registration gets here). Without the core there
      * is no replicated HW and acks=all would be acks=1: serve nothing. */
     if (st->leader_epoch <= repl_epochs_latest_epoch(&p->epochs)) {
-        repl_io_part_failed(io, p, log,
+        repl_io_part_failed(io, p, log, WEIR_EFENCED_LEADER_EPOCH,
                             "leader epoch %d is not newer than %d in the "
                             "epoch cache: records of it may be lost here; "
                             "waiting for a new epoch",
@@ -545,14 +557,16 @@ static void repl_io_become_leader(struct repl_io *io,
         return;
     }
     if (!repl_io_lead_start(io, p, log, st)) {
-        repl_io_part_failed(io, p, log, "the replication core could not start");
+        repl_io_part_failed(io, p, log, WEIR_ENOMEM,
+                            "the replication core could not start");
         return;
     }
     err_detail_clear(&ed);
     rv = repl_io_part_store(p, log, &ed);
     if (rv != 0) {
         /* a restart would not know this epoch started here */
-        repl_io_part_failed(io, p, log,
+        (void)plog_storage_failed(log, rv, ed.msg);
+        repl_io_part_failed(io, p, log, rv,
                             "writing the leader-epoch checkpoint for epoch "
                             "%d: %s",
                             (int)st->leader_epoch, ed.msg);
@@ -646,6 +660,7 @@ void repl_io_on_partition(void *arg, const struct cluster_partition_state *st)
     repl_io_follow_drop(p);
     p->failed = false;
     p->failed_log = NULL;
+    p->retry_at_ms = 0;
     p->role = st->role;
     p->leader = st->leader;
     p->leader_epoch = st->leader_epoch;
@@ -674,8 +689,15 @@ bool repl_io_diverging(struct repl_io *io,
     if (p == NULL || p->role != CLUSTER_ROLE_LEADER) {
         return false;
     }
-    if (!p->loaded) {
-        repl_io_part_load(p, logmgr_partition(io->b->logs, topic, partition));
+    if (!p->loaded && repl_io_part_load(p, logmgr_partition(io->b->logs, topic,
+                                                            partition)) != 0) {
+        /* a failed load leaves a correct prefix of the history: an answer
+         * from it cuts a follower no later than the real one would, and
+         * the next fetch loads again */
+        trace_debug("replica",
+                    "event=divergence_from_partial_epochs topic=%s "
+                    "partition=%d",
+                    topic, (int)partition);
     }
     if (last_fetched_epoch >= 0 && repl_epochs_count(&p->epochs) > 0) {
         e = repl_epochs_end_offset_for(&p->epochs, last_fetched_epoch, leo);
@@ -883,20 +905,32 @@ void repl_io_log_reopened(struct repl_io *io,
     struct repl_io_part *p = repl_io_find(io, topic, partition);
     struct err_detail ed;
     struct fetcher *f;
+    int rv;
 
     if (p == NULL) {
         return;
     }
-    /* the log may be shorter now: a follower core starts again from it */
+    /* the log may be shorter now: a follower core starts again from it,
+     * and the epoch cache is reconciled with it again */
     repl_io_follow_drop(p);
     p->failed = false;
     p->failed_log = NULL;
-    repl_io_part_load(p, log);
+    p->loaded = false;
+    rv = repl_io_part_load(p, log);
+    if (rv != 0) {
+        repl_io_follow_failed(io, p, log, rv,
+                              "rebuilding the epoch cache from the reopened "
+                              "log");
+        return;
+    }
     if (repl_epochs_truncate_from_end(&p->epochs, plog_end_offset(log)) > 0) {
         err_detail_clear(&ed);
-        if (repl_io_part_store(p, log, &ed) != 0) {
-            repl_io_part_failed(
-                io, p, log, "writing the leader-epoch checkpoint: %s", ed.msg);
+        rv = repl_io_part_store(p, log, &ed);
+        if (rv != 0) {
+            (void)plog_storage_failed(log, rv, ed.msg);
+            repl_io_follow_failed(io, p, log, rv,
+                                  "writing the leader-epoch checkpoint: %s",
+                                  ed.msg);
             return;
         }
     }

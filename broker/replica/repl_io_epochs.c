@@ -33,9 +33,10 @@ static int repl_io_assign_cb(void *arg, const struct batch_header *h)
  * header in the usual case, where the checkpoint agrees) and, when the
  * checkpoint lags (a crash between flushing a new epoch's records and the
  * checkpoint write, or a missing or emptied file), the headers from its
- * latest entry on. A failed read keeps what was rebuilt so far, which is
- * a correct prefix of the history: the divergence check then works on it. */
-static void repl_io_part_reconcile(struct repl_io_part *p, struct plog *log)
+ * latest entry on. A failed read keeps what was rebuilt so far, a correct
+ * prefix of the history, and is returned: the next load goes on from
+ * there. */
+static int repl_io_part_reconcile(struct repl_io_part *p, struct plog *log)
 {
     int64_t start = plog_start_offset(log);
     int64_t end = plog_end_offset(log);
@@ -51,7 +52,7 @@ static void repl_io_part_reconcile(struct repl_io_part *p, struct plog *log)
     if (rv == 0) {
         from = repl_epochs_reconcile(&p->epochs, start, end, last);
         if (from == REPL_OFFSET_NONE) {
-            return;
+            return 0;
         }
         rv = plog_scan(log, from, repl_io_assign_cb, &p->epochs, &ed);
         trace_info("replica",
@@ -64,12 +65,13 @@ static void repl_io_part_reconcile(struct repl_io_part *p, struct plog *log)
     if (rv != 0) {
         trace_warn("replica",
                    "event=epoch_cache_rebuild_failed topic=%s partition=%d "
-                   "error=%s msg=\"%s\"",
+                   "error=%s msg=\"%s\" action=retry_on_next_load",
                    p->topic, (int)p->partition, weir_err_name(rv), ed.msg);
     }
+    return rv;
 }
 
-void repl_io_part_load(struct repl_io_part *p, struct plog *log)
+int repl_io_part_load(struct repl_io_part *p, struct plog *log)
 {
     const char *dir = plog_dir(log);
     char path[STORAGE_PATH_MAX];
@@ -79,7 +81,7 @@ void repl_io_part_load(struct repl_io_part *p, struct plog *log)
     int rv;
 
     if (p->loaded) {
-        return;
+        return 0;
     }
     err_detail_clear(&ed);
     rv = storage_join(path, sizeof(path), dir, REPL_IO_CHECKPOINT, &ed);
@@ -98,8 +100,12 @@ void repl_io_part_load(struct repl_io_part *p, struct plog *log)
                    "error=%s msg=\"%s\"",
                    p->topic, (int)p->partition, weir_err_name(rv), ed.msg);
     }
-    repl_io_part_reconcile(p, log);
-    p->loaded = true;
+    /* loaded only once the cache describes the whole log: a cache short
+     * of the latest epochs would let this replica lead an epoch older
+     * than records it holds, or answer divergence from a partial view */
+    rv = repl_io_part_reconcile(p, log);
+    p->loaded = rv == 0;
+    return rv;
 }
 
 int repl_io_part_store(const struct repl_io_part *p,

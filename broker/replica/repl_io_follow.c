@@ -4,8 +4,11 @@
  * out its actions on the log. Every decision is the core's; this file
  * moves bytes, makes them durable before the core may report them
  * (flush, then DURABLE: the fetch offset is never an unflushed end), and
- * routes any storage failure through repl_io_part_failed.
+ * routes every failure through repl_io_follow_failed: a log the storage
+ * layer took offline fails the partition, anything else retries.
  * Locality: broker loop thread only. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "broker/broker.h"
@@ -26,7 +29,36 @@ static bool repl_io_follow_wanted(const struct repl_io *io,
                                   const struct repl_io_part *p)
 {
     return !p->failed && p->role == CLUSTER_ROLE_FOLLOWER && p->leader >= 0 &&
-           p->leader != (int32_t)io->b->cfg.id;
+           p->leader != (int32_t)io->b->cfg.id &&
+           clock_now_ms(io->b->clock) >= p->retry_at_ms;
+}
+
+void repl_io_follow_failed(struct repl_io *io,
+                           struct repl_io_part *p,
+                           struct plog *log,
+                           int err,
+                           const char *fmt,
+                           ...)
+{
+    char why[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void)vsnprintf(why, sizeof(why), fmt, ap);
+    va_end(ap);
+    if (log == NULL || plog_is_offline(log)) {
+        repl_io_part_failed(io, p, log, err, "%s", why);
+        return;
+    }
+    /* the core may have counted records the log does not hold: the next
+     * one starts from the log as it is */
+    repl_io_follow_drop(p);
+    p->retry_at_ms = clock_now_ms(io->b->clock) + REPL_IO_RETRY_MS;
+    trace_warn("replica",
+               "event=follower_retry topic=%s partition=%d leader=%d "
+               "epoch=%d error=%s retry_ms=%d reason=\"%s\"",
+               p->topic, (int)p->partition, (int)p->leader,
+               (int)p->leader_epoch, weir_err_name(err), REPL_IO_RETRY_MS, why);
 }
 
 /* Unflushed bytes (a leader demoted with records not yet fsynced) become
@@ -50,12 +82,17 @@ struct repl_follower *repl_io_follow_core(struct repl_io *io,
     if (p->follow != NULL || !repl_io_follow_wanted(io, p)) {
         return p->follow;
     }
-    repl_io_part_load(p, log);
+    rv = repl_io_part_load(p, log);
+    if (rv != 0) {
+        repl_io_follow_failed(io, p, log, rv,
+                              "rebuilding the epoch cache from the log");
+        return NULL;
+    }
     err_detail_clear(&ed);
     rv = repl_io_follow_durable_start(log, &ed);
     if (rv != 0) {
-        repl_io_part_failed(io, p, log, "flushing before following: %s",
-                            ed.msg);
+        repl_io_follow_failed(io, p, log, rv, "flushing before following: %s",
+                              ed.msg);
         return NULL;
     }
     memset(&cfg, 0, sizeof(cfg));
@@ -71,8 +108,10 @@ struct repl_follower *repl_io_follow_core(struct repl_io *io,
     cfg.fetch_backoff_ms = REPL_IO_FETCH_BACKOFF_MS;
     rv = repl_follower_new(&cfg, &p->epochs, &p->follow);
     if (rv != 0) {
-        repl_io_part_failed(
-            io, p, log,
+        /* records of an epoch newer than the leader's: our view of the
+         * leadership (or the leader's) is stale; new metadata will tell */
+        repl_io_follow_failed(
+            io, p, log, rv,
             "follower core refused (leader %d epoch %d, log "
             "end %lld, latest epoch %d): %s",
             (int)p->leader, (int)p->leader_epoch, (long long)cfg.log_end_offset,
@@ -83,8 +122,9 @@ struct repl_follower *repl_io_follow_core(struct repl_io *io,
     /* the core dropped epochs without records; the checkpoint follows */
     rv = repl_io_part_store(p, log, &ed);
     if (rv != 0) {
-        repl_io_part_failed(io, p, log,
-                            "writing the leader-epoch checkpoint: %s", ed.msg);
+        (void)plog_storage_failed(log, rv, ed.msg);
+        repl_io_follow_failed(
+            io, p, log, rv, "writing the leader-epoch checkpoint: %s", ed.msg);
         return NULL;
     }
     trace_info("replica",
@@ -108,6 +148,9 @@ bool repl_io_follow_params(struct repl_io *io,
     uint64_t at;
 
     if (f == NULL) {
+        if (p->retry_at_ms > now_ms && p->retry_at_ms < *next_ms) {
+            *next_ms = p->retry_at_ms; /* a new core then */
+        }
         return false;
     }
     if (!repl_follower_next_fetch(f, now_ms, out)) {
@@ -163,10 +206,10 @@ static bool repl_io_follow_reshape(struct repl_io *io,
         }
         rv = repl_io_follow_cut(io, log, to, a->restart, &ed);
         if (rv != 0) {
-            repl_io_part_failed(io, p, log, "%s to %lld: %s",
-                                a->restart ? "restarting the log"
-                                           : "truncating the log",
-                                (long long)to, ed.msg);
+            repl_io_follow_failed(io, p, log, rv, "%s to %lld: %s",
+                                  a->restart ? "restarting the log"
+                                             : "truncating the log",
+                                  (long long)to, ed.msg);
             return false;
         }
         idem_io_invalidate(io->b->idem, p->topic, p->partition);
@@ -180,8 +223,10 @@ static bool repl_io_follow_reshape(struct repl_io *io,
     if (a->epochs_changed) {
         rv = repl_io_part_store(p, log, &ed);
         if (rv != 0) {
-            repl_io_part_failed(
-                io, p, log, "writing the leader-epoch checkpoint: %s", ed.msg);
+            (void)plog_storage_failed(log, rv, ed.msg);
+            repl_io_follow_failed(io, p, log, rv,
+                                  "writing the leader-epoch checkpoint: %s",
+                                  ed.msg);
             return false;
         }
     }
@@ -317,13 +362,19 @@ static int repl_io_follow_records(struct repl_io *io,
     }
     if (rv == 0 && new_epoch) {
         rv = repl_io_part_store(p, log, &ed);
+        if (rv != 0) {
+            (void)plog_storage_failed(log, rv, ed.msg);
+        }
     }
     if (rv != 0) {
-        /* the core counted these records, so it and the log no longer
-         * agree; after a failed fsync the page cache cannot be trusted
-         * either (the log went offline). Never report them. */
-        repl_io_part_failed(io, p, log, "storing fetched records at %lld: %s",
-                            (long long)at, ed.msg);
+        /* The core counted these records, so it and the log no longer
+         * agree: never report them. A failed write or fsync took the log
+         * offline (after a failed fsync the page cache cannot be trusted
+         * either); a batch the log refuses (or no memory) is a fetch
+         * error: a new core starts from the log after a pause. */
+        repl_io_follow_failed(io, p, log, rv,
+                              "storing fetched records at %lld: %s",
+                              (long long)at, ed.msg);
         *failed = true;
         return 0;
     }

@@ -447,10 +447,38 @@ static int repl_leader_isr_result(struct repl_leader *l,
     return 0;
 }
 
+/* Followers the controller took out of the ISR (fenced, shut down, an
+ * unclean stop, an offline log) start over as unknown: what they fetched
+ * before says nothing about them now. Otherwise a follower that had all
+ * of an idle log when its broker stopped would count as caught up for
+ * ever (nothing is written: its offset still equals our LEO), be put back
+ * in every expansion proposal, and the controller would refuse each one,
+ * keeping the live followers out with it. Like a new leader's, they must
+ * fetch again before they can rejoin. */
+static void repl_leader_forget_removed(struct repl_leader *l,
+                                       const struct repl_ids *old_isr)
+{
+    uint32_t i;
+
+    for (i = 0; i < l->replicas.n; i++) {
+        int32_t id = l->replicas.ids[i];
+
+        if (id != l->self_id && repl_ids_contains(old_isr, id) &&
+            !repl_ids_contains(&l->isr, id)) {
+            l->peers[i].fetch_offset = REPL_OFFSET_NONE;
+            l->peers[i].last_caught_up_ms = 0;
+            l->peers[i].last_fetch_ms = 0;
+            l->peers[i].last_fetch_leader_leo = REPL_OFFSET_NONE;
+        }
+    }
+}
+
 static int repl_leader_partition_update(struct repl_leader *l,
                                         const struct repl_leader_event *ev,
                                         struct repl_leader_actions *out)
 {
+    struct repl_ids old_isr = l->isr;
+
     if (ev->u.partition_update.partition_epoch <= l->partition_epoch) {
         return 0; /* already known, or older than what we have */
     }
@@ -463,6 +491,7 @@ static int repl_leader_partition_update(struct repl_leader *l,
     l->partition_epoch = ev->u.partition_update.partition_epoch;
     l->in_flight = false;
     l->retry_at_ms = 0;
+    repl_leader_forget_removed(l, &old_isr);
     out->isr_changed = true;
     return 0;
 }

@@ -169,6 +169,9 @@ static int logmgr_open_partition(struct logmgr *m,
         return rv;
     }
     plog_set_offline_hook(r->logs[p], m->offline_fn, m->offline_arg);
+    if (m->opened_fn != NULL) {
+        m->opened_fn(m->opened_arg);
+    }
     return 0;
 }
 
@@ -328,18 +331,19 @@ int logmgr_open(const struct storage_ops *ops,
     return 0;
 }
 
-void logmgr_close(struct logmgr *m)
+uint32_t logmgr_close(struct logmgr *m)
 {
+    uint32_t unclean = 0;
     uint32_t i;
     int32_t p;
 
     if (m == NULL) {
-        return;
+        return 0;
     }
     for (i = 0; i < m->n_topics; i++) {
         struct logmgr_rec *r = m->topics[i];
         for (p = 0; p < r->partitions; p++) {
-            plog_close(r->logs[p]);
+            unclean += plog_close(r->logs[p]) ? 0 : 1;
             r->logs[p] = NULL;
         }
         logmgr_rec_free(r);
@@ -347,6 +351,7 @@ void logmgr_close(struct logmgr *m)
     mem_free(m->topics);
     mem_free(m->data_dir);
     mem_free(m);
+    return unclean;
 }
 
 static int logmgr_check_create(const struct logmgr *m,
@@ -663,6 +668,7 @@ static void logmgr_compact_one(struct logmgr *m,
                                const struct logmgr_rec *r,
                                int32_t p,
                                int64_t wall_ms,
+                               int64_t keep_from,
                                int *first,
                                struct err_detail *ed)
 {
@@ -672,7 +678,7 @@ static void logmgr_compact_one(struct logmgr *m,
     int rv;
 
     (void)m;
-    rv = plog_compact(r->logs[p], wall_ms, &st, &led);
+    rv = plog_compact(r->logs[p], wall_ms, keep_from, &st, &led);
     if (rv != 0) {
         trace_warn("storage",
                    "event=compaction_failed topic=%s partition=%d "
@@ -689,10 +695,10 @@ static void logmgr_compact_one(struct logmgr *m,
     trace_info("storage",
                "event=log_compacted topic=%s partition=%d segments=%u "
                "bytes_before=%llu bytes_after=%llu records_removed=%llu "
-               "ms=%llu",
+               "below=%lld ms=%llu",
                r->name, p, st.segments, (unsigned long long)st.bytes_before,
                (unsigned long long)st.bytes_after,
-               (unsigned long long)st.records_removed,
+               (unsigned long long)st.records_removed, (long long)keep_from,
                (unsigned long long)((clock_mono_us() - t0) / 1000));
 }
 
@@ -725,25 +731,44 @@ bool logmgr_flat(const struct logmgr *m,
     return false;
 }
 
+/* Where housekeeping must stop for the partition: keep's answer, or the
+ * log end without one (a log alone: what it holds is committed). */
+static int64_t logmgr_keep_from(const struct logmgr_rec *r,
+                                int32_t p,
+                                logmgr_keep_fn keep,
+                                void *keep_arg)
+{
+    return keep != NULL ? keep(keep_arg, r->name, p, r->logs[p])
+                        : plog_end_offset(r->logs[p]);
+}
+
 /* Compaction of at most one partition per call (round robin), so one
  * housekeeping pass never blocks the loop for more than one log. */
 static void logmgr_compact_next(struct logmgr *m,
                                 int64_t wall_ms,
+                                logmgr_keep_fn keep,
+                                void *keep_arg,
                                 int *first,
                                 struct err_detail *ed)
 {
     uint32_t total = logmgr_partition_count(m);
     struct logmgr_rec *r;
+    int64_t keep_from;
     int32_t at;
     uint32_t k;
 
     for (k = 0; k < total; k++) {
         uint32_t flat = (m->compact_next + k) % total;
-        if (logmgr_flat(m, flat, &r, &at) && r->logs[at] != NULL &&
-            !plog_is_offline(r->logs[at]) &&
-            plog_compact_needed(r->logs[at], wall_ms)) {
+        if (!logmgr_flat(m, flat, &r, &at) || r->logs[at] == NULL ||
+            plog_is_offline(r->logs[at]) ||
+            (plog_config(r->logs[at])->cleanup_policy & PLOG_CLEANUP_COMPACT) ==
+                0) {
+            continue;
+        }
+        keep_from = logmgr_keep_from(r, at, keep, keep_arg);
+        if (plog_compact_needed(r->logs[at], wall_ms, keep_from)) {
             m->compact_next = flat + 1;
-            logmgr_compact_one(m, r, at, wall_ms, first, ed);
+            logmgr_compact_one(m, r, at, wall_ms, keep_from, first, ed);
             return;
         }
     }
@@ -770,8 +795,7 @@ int logmgr_housekeep(struct logmgr *m,
             if (r->logs[p] == NULL || plog_is_offline(r->logs[p])) {
                 continue; /* plog_recover comes first */
             }
-            keep_from = keep != NULL ? keep(keep_arg, r->name, p, r->logs[p])
-                                     : plog_end_offset(r->logs[p]);
+            keep_from = logmgr_keep_from(r, p, keep, keep_arg);
             rv = plog_enforce_retention(r->logs[p], wall_ms, keep_from,
                                         &deleted, &led);
             if (rv == 0) {
@@ -791,6 +815,6 @@ int logmgr_housekeep(struct logmgr *m,
             }
         }
     }
-    logmgr_compact_next(m, wall_ms, &first, ed);
+    logmgr_compact_next(m, wall_ms, keep, keep_arg, &first, ed);
     return first;
 }

@@ -49,8 +49,11 @@ WEIR_MUST_CHECK int logmgr_open(const struct storage_ops *ops,
                                 int64_t wall_ms,
                                 struct logmgr **out,
                                 struct err_detail *ed);
-/* Close every log cleanly (plog_close) and free. NULL is a no-op. */
-void logmgr_close(struct logmgr *m);
+/* Close every log cleanly (plog_close) and free. Returns how many logs
+ * could not be closed cleanly (offline, or a failed fsync at the close):
+ * their next open recovers, and the broker's stop was not clean. NULL is
+ * a no-op (0). */
+uint32_t logmgr_close(struct logmgr *m);
 
 /* Parse topic configs over the defaults into *out. The keys and their
  * ranges are common/topic_config.h's (segment.bytes, retention.ms,
@@ -112,8 +115,9 @@ typedef void (*logmgr_each_fn)(void *arg,
                                struct plog *log);
 void logmgr_each(struct logmgr *m, logmgr_each_fn fn, void *arg);
 
-/* Where retention must stop for a partition: its high watermark (no
- * segment holding an offset at or above it is deleted). */
+/* Where retention and compaction must stop for a partition: its high
+ * watermark (no segment holding an offset at or above it is deleted or
+ * cleaned, and no record at or above it decides what compaction keeps). */
 typedef int64_t (*logmgr_keep_fn)(void *arg,
                                   const char *topic,
                                   int32_t partition,
@@ -121,7 +125,7 @@ typedef int64_t (*logmgr_keep_fn)(void *arg,
 
 /* Retention and age-based rolls over every partition that is online,
  * then compaction of at most one partition that needs it (round robin;
- * trace event=log_compacted). keep (NULL: the log end) bounds retention.
+ * trace event=log_compacted). keep (NULL: the log end) bounds both.
  * Returns the first failure; the others go on. */
 WEIR_MUST_CHECK int logmgr_housekeep(struct logmgr *m,
                                      int64_t wall_ms,
@@ -132,12 +136,21 @@ WEIR_MUST_CHECK int logmgr_housekeep(struct logmgr *m,
 /* logmgr_health.c. The hook every partition log gets (plog_offline_fn),
  * now and when opened later. */
 void logmgr_set_offline_hook(struct logmgr *m, plog_offline_fn fn, void *arg);
+/* A partition log was opened after the manager was (a topic created):
+ * it has bytes no one verified yet, so a stopped scrub should start. */
+typedef void (*logmgr_opened_fn)(void *arg);
+void logmgr_set_opened_hook(struct logmgr *m, logmgr_opened_fn fn, void *arg);
 /* Verify up to about budget bytes not yet verified, over the partitions
- * round robin (plog_scrub). A corrupt log goes offline (traced); that is
- * not an error here. *checked: bytes read. Errors: WEIR_ENOMEM. */
+ * round robin, one log to its end before the next (plog_scrub). A corrupt
+ * log goes offline (traced); that is not an error here. *checked: bytes
+ * read. *more: some online log is still not verified (false: the scrub
+ * may stop until a log is opened or brought back online). Walks the
+ * partitions directly, each at most once per call.
+ * Errors: WEIR_ENOMEM. */
 WEIR_MUST_CHECK int logmgr_scrub(struct logmgr *m,
                                  uint64_t budget,
                                  uint64_t *checked,
+                                 bool *more,
                                  struct err_detail *ed);
 /* Free bytes on the file system of the data directory.
  * Errors: WEIR_EIO. */

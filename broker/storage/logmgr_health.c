@@ -3,6 +3,8 @@
  * carries, the round-robin scrub that verifies what this process has not
  * read yet, and the free space check that decides when an offline log may
  * come back. Decisions about roles stay with the caller (the broker). */
+#include <stdbool.h>
+
 #include "broker/storage/logmgr.h"
 #include "broker/storage/logmgr_int.h"
 
@@ -23,40 +25,87 @@ void logmgr_set_offline_hook(struct logmgr *m, plog_offline_fn fn, void *arg)
     }
 }
 
+void logmgr_set_opened_hook(struct logmgr *m, logmgr_opened_fn fn, void *arg)
+{
+    m->opened_fn = fn;
+    m->opened_arg = arg;
+}
+
+/* Does log need the scrub now: there, online, not all verified. */
+static bool logmgr_scrub_wanted(const struct plog *log)
+{
+    return log != NULL && !plog_is_offline(log) && !plog_verified(log);
+}
+
+/* Scrub log with what is left of the budget. False on WEIR_ENOMEM (ed
+ * set); a corrupt or unreadable log went offline, traced by the log, and
+ * the scrub goes on with the others. */
+static bool logmgr_scrub_one(struct plog *log,
+                             uint64_t budget,
+                             uint64_t *checked,
+                             struct err_detail *ed)
+{
+    struct err_detail led;
+    uint64_t got = 0;
+    int rv;
+
+    err_detail_clear(&led);
+    rv = plog_scrub(log, budget - *checked, &got, &led);
+    *checked += got;
+    if (rv == WEIR_ENOMEM) {
+        if (ed != NULL) {
+            *ed = led;
+        }
+        return false;
+    }
+    return true;
+}
+
 int logmgr_scrub(struct logmgr *m,
                  uint64_t budget,
                  uint64_t *checked,
+                 bool *more,
                  struct err_detail *ed)
 {
     uint32_t total = logmgr_partition_count(m);
-    struct err_detail led;
-    struct logmgr_rec *r;
-    uint64_t got;
+    uint32_t ti = m->scrub_topic < m->n_topics ? m->scrub_topic : 0;
+    int32_t p = m->scrub_part;
     uint32_t k;
-    int32_t p;
-    int rv;
 
     *checked = 0;
+    *more = false;
+    if (total == 0) {
+        return 0;
+    }
+    if (p < 0 || p >= m->topics[ti]->partitions) {
+        p = 0;
+    }
     /* one log at a time, staying on it until it is done, so a long scrub
-     * finishes partitions one after another */
-    for (k = 0; k < total && *checked < budget; k++) {
-        uint32_t flat = (m->scrub_next + k) % total;
-        if (!logmgr_flat(m, flat, &r, &p) || r->logs[p] == NULL ||
-            plog_is_offline(r->logs[p]) || plog_verified(r->logs[p])) {
-            continue;
-        }
-        m->scrub_next = flat;
-        err_detail_clear(&led);
-        rv = plog_scrub(r->logs[p], budget - *checked, &got, &led);
-        *checked += got;
-        if (rv == WEIR_ENOMEM) {
-            if (ed != NULL) {
-                *ed = led;
+     * finishes partitions one after another; every partition at most
+     * once, walked in place (no lookup per step: this runs every tick) */
+    for (k = 0; k < total; k++) {
+        struct plog *log = m->topics[ti]->logs[p];
+
+        if (logmgr_scrub_wanted(log)) {
+            m->scrub_topic = ti;
+            m->scrub_part = p;
+            if (*checked >= budget) {
+                *more = true;
+                return 0;
             }
-            return rv;
+            if (!logmgr_scrub_one(log, budget, checked, ed)) {
+                *more = true;
+                return WEIR_ENOMEM;
+            }
+            if (logmgr_scrub_wanted(log)) {
+                *more = true; /* the budget ran out inside it */
+                return 0;
+            }
         }
-        /* WEIR_ELOG_OFFLINE: found corrupt or unreadable, traced by the
-         * log; the scrub goes on with the others */
+        if (++p >= m->topics[ti]->partitions) {
+            p = 0;
+            ti = (ti + 1) % m->n_topics;
+        }
     }
     return 0;
 }

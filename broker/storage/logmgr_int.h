@@ -33,9 +33,12 @@ struct logmgr {
     uint32_t cap_topics;
     uint32_t compact_next;      /* partition (counted over all topics in order)
                                    where the next compaction search starts */
-    uint32_t scrub_next;        /* likewise, for the next scrub */
+    uint32_t scrub_topic;       /* where the next scrub starts: topic index */
+    int32_t scrub_part;         /* ... and partition (hints, clamped) */
     plog_offline_fn offline_fn; /* set on every log opened */
     void *offline_arg;
+    logmgr_opened_fn opened_fn; /* told of every log opened after it is set */
+    void *opened_arg;
 };
 
 /* The partition at flat index k (counted over all topics in name order);

@@ -226,12 +226,13 @@ static int plog_shutdown(struct plog *log, struct err_detail *ed)
     return rv;
 }
 
-void plog_close(struct plog *log)
+bool plog_close(struct plog *log)
 {
     struct err_detail ed;
+    bool clean = true;
 
     if (log == NULL) {
-        return;
+        return true;
     }
     err_detail_clear(&ed);
     if (plog_shutdown(log, &ed) != 0) {
@@ -239,14 +240,16 @@ void plog_close(struct plog *log)
                     "event=unclean_close dir=%s reason=\"%s\" "
                     "next_open=recovery",
                     log->dir, ed.msg);
+        clean = false;
     }
     plog_free(log);
+    return clean;
 }
 
 /* Validate every batch before anything is written. */
-static int plog_validate(const struct plog *log,
-                         const uint8_t *batches,
+static int plog_validate(const uint8_t *batches,
                          size_t len,
+                         uint32_t max_batch_bytes,
                          uint32_t *n_batches,
                          int64_t *n_offsets,
                          struct err_detail *ed)
@@ -267,8 +270,7 @@ static int plog_validate(const struct plog *log,
                        "%zu bytes in one append exceed a segment", len);
     }
     for (;;) {
-        rv = batch_next(all, &pos, log->cfg.max_batch_bytes, false, &h, &whole,
-                        ed);
+        rv = batch_next(all, &pos, max_batch_bytes, false, &h, &whole, ed);
         if (rv != 0) {
             err_wrap(ed, "batch %u at byte %zu", *n_batches, pos);
             return rv;
@@ -433,7 +435,8 @@ int plog_append(struct plog *log,
 
     rv = plog_check_online(log, ed);
     if (rv == 0) {
-        rv = plog_validate(log, batches, len, &n_batches, &n_offsets, ed);
+        rv = plog_validate(batches, len, log->cfg.max_batch_bytes, &n_batches,
+                           &n_offsets, ed);
     }
     if (rv != 0) {
         return rv;
@@ -461,30 +464,50 @@ int plog_append(struct plog *log,
     return 0;
 }
 
-/* Offsets of validated batches must continue the log densely. */
-static int plog_check_contiguous(const struct plog *log,
-                                 const uint8_t *batches,
-                                 size_t len,
-                                 struct err_detail *ed)
+/* Offsets of validated replica batches must increase and start at or
+ * past the log end; they may skip offsets (the leader's cleaner removed
+ * records there), which *gap says. */
+static int plog_check_replica_offsets(const struct plog *log,
+                                      const uint8_t *batches,
+                                      size_t len,
+                                      bool *gap,
+                                      struct err_detail *ed)
 {
     struct batch_header h;
     int64_t expect = plog_active(log)->next_offset;
     size_t pos;
 
+    *gap = false;
     for (pos = 0; pos < len; pos += batch_size(&h)) {
         if (batch_header_decode(batches + pos, len - pos, UINT32_MAX, &h, ed) !=
             0) {
             return WEIR_ECORRUPT_MESSAGE; /* cannot happen: validated */
         }
-        if (h.base_offset != expect) {
+        if (h.base_offset < expect) {
             return err_set(ed, WEIR_EOFFSET_OUT_OF_RANGE,
                            "%s: replica batch at byte %zu has base offset "
-                           "%" PRId64 ", expected %" PRId64,
+                           "%" PRId64 ", below the next offset %" PRId64,
                            log->dir, pos, h.base_offset, expect);
         }
+        *gap |= h.base_offset > expect;
         expect = h.base_offset + (int64_t)h.last_offset_delta + 1;
     }
     return 0;
+}
+
+/* Last offset + 1 of the whole batches in [batches, batches + len). */
+static int64_t plog_batches_end(const uint8_t *batches, size_t len)
+{
+    int64_t end = 0;
+    size_t pos = 0;
+
+    while (pos < len) {
+        end = (int64_t)wire_get_u64be(batches + pos + BATCH_OFF_BASE_OFFSET) +
+              wire_get_u32be(batches + pos + BATCH_OFF_LAST_OFFSET_DELTA) + 1;
+        pos += BATCH_LOG_OVERHEAD +
+               wire_get_u32be(batches + pos + BATCH_OFF_LENGTH);
+    }
+    return end;
 }
 
 int plog_append_replica(struct plog *log,
@@ -498,14 +521,22 @@ int plog_append_replica(struct plog *log,
     int64_t n_offsets;
     size_t pos = 0;
     size_t chunk;
+    bool gap = false;
     int rv;
 
     rv = plog_check_online(log, ed);
     if (rv == 0) {
-        rv = plog_validate(log, batches, len, &n_batches, &n_offsets, ed);
+        /* no max.message.bytes here: the leader accepted the batch, and a
+         * follower refusing it would stay out of the ISR for good (Kafka
+         * does not apply it to replica appends either) */
+        rv =
+            plog_validate(batches, len, UINT32_MAX, &n_batches, &n_offsets, ed);
     }
     if (rv == 0) {
-        rv = plog_check_contiguous(log, batches, len, ed);
+        rv = plog_check_replica_offsets(log, batches, len, &gap, ed);
+    }
+    if (rv == 0 && gap) {
+        rv = plog_mark_sparse(log, ed);
     }
     if (rv != 0) {
         return rv;
@@ -513,6 +544,9 @@ int plog_append_replica(struct plog *log,
     while (pos < len) {
         chunk =
             plog_chunk(log, batches + pos, len - pos, &n_batches, &n_offsets);
+        /* the offsets the chunk spans, gaps included (for the roll) */
+        n_offsets = plog_batches_end(batches + pos, chunk) -
+                    plog_active(log)->next_offset;
         rv = plog_append_chunk(log, batches + pos, chunk, n_batches, n_offsets,
                                wall_ms, ed);
         if (rv != 0) {

@@ -65,8 +65,10 @@ WEIR_MUST_CHECK int plog_open(const struct storage_ops *ops,
 
 /* Write checkpoints (recovery point = end offset) and a clean-shutdown
  * marker after an fsync, so the next open skips the recovery scan; then
- * close files and free. NULL is a no-op. */
-void plog_close(struct plog *log);
+ * close files and free. True when the marker was written; false for an
+ * offline log or a failed fsync or write (the next open recovers). NULL
+ * is a no-op (true). */
+bool plog_close(struct plog *log);
 /* Close without the clean marker (as a crash would leave it; for tests). */
 void plog_free(struct plog *log);
 
@@ -90,12 +92,17 @@ WEIR_MUST_CHECK int plog_append(struct plog *log,
 
 /* Append batches a follower fetched from its leader, KEEPING their base
  * offsets and leader epochs (no re-stamping). Validates every batch as
- * plog_append does, and requires the offsets to be dense and to continue
- * the log: the first base offset == plog_end_offset(log), each next one ==
- * the previous last offset + 1. Rolls segments like plog_append.
+ * plog_append does, except for max_batch_bytes (the leader accepted the
+ * batch: a follower must not refuse it), and requires the offsets to increase
+ * from the log end: the first base offset >= plog_end_offset(log), each next
+ * one > the previous last offset. A base past that skips offsets the leader's
+ * cleaner removed (Kafka's appendAsFollower); the log end moves past the
+ * gap, and the log is marked sparse for good first (cleaner checkpoint).
+ * Rolls segments like plog_append.
  * On success *last is the last offset written (end offset - 1).
  * Nothing is written when any batch is invalid or out of place.
- * Errors: as plog_append, plus WEIR_EOFFSET_OUT_OF_RANGE (not contiguous). */
+ * Errors: as plog_append, plus WEIR_EOFFSET_OUT_OF_RANGE (a batch starting
+ * below the log end or overlapping the one before). */
 WEIR_MUST_CHECK int plog_append_replica(struct plog *log,
                                         const uint8_t *batches,
                                         size_t len,
@@ -199,16 +206,23 @@ struct plog_compact_stats {
     uint64_t bytes_after;
     uint64_t records_removed;
 };
-/* True when compaction is configured and enough of the closed segments
- * older than min_compaction_lag_ms is dirty (not cleaned yet). */
-bool plog_compact_needed(struct plog *log, int64_t wall_ms);
-/* One cleaning pass over the closed segments (the active one is never
- * touched). Each rewritten segment is swapped in crash-safely (see
- * docs/storage.md, Compaction). Does nothing when not needed.
- * Errors: WEIR_EIO, WEIR_ESTORAGE, WEIR_ECORRUPT, WEIR_ENOMEM; a failure
- * leaves every segment either as it was or cleaned. */
+/* keep_from is the partition's high watermark: a segment holding an
+ * offset at or above it is neither cleaned nor read for the key map, so
+ * no record that is not committed yet (a failover may still cut it)
+ * decides that an older, committed one goes (retention's bound, see
+ * plog_enforce_retention).
+ * True when compaction is configured and enough of the closed segments
+ * older than min_compaction_lag_ms and wholly below keep_from is dirty
+ * (not cleaned yet). */
+bool plog_compact_needed(struct plog *log, int64_t wall_ms, int64_t keep_from);
+/* One cleaning pass over the closed segments wholly below keep_from (the
+ * active one is never touched). Each rewritten segment is swapped in
+ * crash-safely (see docs/storage.md, Compaction). Does nothing when not
+ * needed. Errors: WEIR_EIO, WEIR_ESTORAGE, WEIR_ECORRUPT, WEIR_ENOMEM; a
+ * failure leaves every segment either as it was or cleaned. */
 WEIR_MUST_CHECK int plog_compact(struct plog *log,
                                  int64_t wall_ms,
+                                 int64_t keep_from,
                                  struct plog_compact_stats *st,
                                  struct err_detail *ed);
 
@@ -247,13 +261,25 @@ enum plog_offline_cause {
     PLOG_ONLINE = 0,
     PLOG_OFFLINE_IO,      /* a storage call failed (EIO, ENOSPC, EROFS) */
     PLOG_OFFLINE_CORRUPT, /* a batch failed verification */
+    PLOG_OFFLINE_REPLICA, /* the files are fine, but the replica cannot
+                             lead in its current leadership (a stale
+                             epoch, no memory): offline, so the controller
+                             moves the leadership (repl_io_part_failed) */
 };
 
-/* Take the log offline because a call failed with err (a weir_err; the
- * text `why` names the file and call). The first cause stays; later calls
- * only trace. Calls the offline hook. Other code uses it too (e.g. a
- * failed leader-epoch checkpoint of the partition). */
+/* Take the log offline because of err (a weir_err; the text `why` names
+ * the file and call, or the reason). The cause follows err: corrupt for
+ * WEIR_ECORRUPT(_MESSAGE), io for the errors a failing disk gives
+ * (WEIR_EIO, WEIR_ESTORAGE, WEIR_ENOT_FOUND), replica for anything else.
+ * The first cause stays; later calls only trace. Calls the offline
+ * hook. */
 void plog_mark_offline(struct plog *log, int err, const char *why);
+/* A storage call about the log made outside it (its leader-epoch
+ * checkpoint) failed with err: take the log offline as a failing call of
+ * its own would (plog_failed: not for WEIR_ENOMEM or
+ * WEIR_EINVALID_ARGUMENT, which say nothing about the disk). True when the
+ * log is offline now. */
+bool plog_storage_failed(struct plog *log, int err, const char *why);
 bool plog_is_offline(const struct plog *log);
 enum plog_offline_cause plog_offline_cause(const struct plog *log);
 /* Why it went offline ("" while online); valid until plog_recover. */

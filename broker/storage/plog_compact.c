@@ -2,8 +2,12 @@
 /* Log compaction (Kafka's log cleaner, simplified). One pass:
  *   1. the cleanable range is the closed segments [0, end) (the active one
  *      never; with min_compaction_lag_ms, none from the first segment
- *      holding a record younger than the lag);
- *   2. a map key -> latest offset is built over the range;
+ *      holding a record younger than the lag; none from the first segment
+ *      holding an offset at or above keep_from, the high watermark);
+ *   2. a map key -> latest offset is built over the range, so only
+ *      committed records decide what goes (Kafka stops at the last stable
+ *      offset): a later record that is not committed may still be cut by
+ *      a failover, and the record it superseded must then still be there;
  *   3. each segment, oldest first, is rewritten keeping only records that
  *      are their key's latest (null keys always), minus tombstones cleaned
  *      more than delete_retention_ms ago; kept records keep their offset
@@ -211,11 +215,33 @@ plog_cleaner_entered_ms(const struct plog *log, int64_t offset, int64_t now)
     return now;
 }
 
+int plog_mark_sparse(struct plog *log, struct err_detail *ed)
+{
+    uint32_t i;
+    int rv;
+
+    if (log->compacted) {
+        return 0;
+    }
+    plog_cleaner_load(log);
+    rv = plog_cleaner_save(log, ed);
+    if (rv != 0) {
+        return plog_failed(log, rv, false, ed);
+    }
+    log->compacted = true;
+    for (i = 0; i < log->n_segs; i++) {
+        log->segs[i]->sparse = true;
+    }
+    return 0;
+}
+
 /* ---- range and trigger ---- */
 
-/* Segments [0, *end) may be cleaned; dirty and total bytes of them. */
+/* Segments [0, *end) may be cleaned: closed, old enough, and wholly
+ * below keep_from; dirty and total bytes of them. */
 static void plog_compact_range(const struct plog *log,
                                int64_t wall_ms,
+                               int64_t keep_from,
                                uint32_t *end,
                                uint64_t *dirty,
                                uint64_t *total)
@@ -227,6 +253,9 @@ static void plog_compact_range(const struct plog *log,
     *total = 0;
     for (i = 0; i + 1 < log->n_segs; i++) {
         const struct seg *s = log->segs[i];
+        if (s->next_offset > keep_from) {
+            break; /* holds a record that is not committed yet */
+        }
         if (lag > 0 && (s->max_timestamp == SEG_NO_TIMESTAMP
                             ? s->size > 0
                             : s->max_timestamp > wall_ms - lag)) {
@@ -240,7 +269,7 @@ static void plog_compact_range(const struct plog *log,
     *end = i;
 }
 
-bool plog_compact_needed(struct plog *log, int64_t wall_ms)
+bool plog_compact_needed(struct plog *log, int64_t wall_ms, int64_t keep_from)
 {
     uint64_t dirty;
     uint64_t total;
@@ -251,7 +280,7 @@ bool plog_compact_needed(struct plog *log, int64_t wall_ms)
         return false;
     }
     plog_cleaner_load(log);
-    plog_compact_range(log, wall_ms, &end, &dirty, &total);
+    plog_compact_range(log, wall_ms, keep_from, &end, &dirty, &total);
     return end > 0 && dirty > 0 &&
            (double)dirty >= log->cfg.min_cleanable_dirty_ratio * (double)total;
 }
@@ -685,6 +714,7 @@ static int plog_compact_seg(const struct plog_compact_ctx *c,
 
 int plog_compact(struct plog *log,
                  int64_t wall_ms,
+                 int64_t keep_from,
                  struct plog_compact_stats *st,
                  struct err_detail *ed)
 {
@@ -698,14 +728,14 @@ int plog_compact(struct plog *log,
     int rv;
 
     memset(st, 0, sizeof(*st));
-    if (!plog_compact_needed(log, wall_ms)) {
+    if (!plog_compact_needed(log, wall_ms, keep_from)) {
         return 0;
     }
     rv = plog_check_online(log, ed);
     if (rv != 0) {
         return rv;
     }
-    plog_compact_range(log, wall_ms, &end, &dirty, &total);
+    plog_compact_range(log, wall_ms, keep_from, &end, &dirty, &total);
     for (i = 0; i < log->n_segs; i++) {
         log->segs[i]->sparse = true;
     }

@@ -19,7 +19,13 @@
 #define PLOG_RECOVERY_CHECKPOINT "recovery-point-offset-checkpoint"
 #define PLOG_CLEANER_CHECKPOINT  "cleaner-offset-checkpoint"
 #define PLOG_CLEANED_EXT         ".cleaned" /* a compacted .log being made */
-#define PLOG_CLEAN_MARKS_MAX     32
+/* "0\n<durable offset>\n": written when an fsync of the log failed (the
+ * end the last successful one covered), removed once an open has cut the
+ * log back there and fsynced it. Not fsynced itself: it only has to
+ * outlive the process (after a power loss the page cache it guards
+ * against is gone too). */
+#define PLOG_FSYNC_FAILED_CHECKPOINT "fsync-failed-offset"
+#define PLOG_CLEAN_MARKS_MAX         32
 
 /* "The cleaned part reached offset `offset` at wall time `wall_ms`": when
  * a tombstone entered the cleaned part, for delete_retention_ms. */
@@ -84,6 +90,25 @@ int plog_failed(struct plog *log,
                 int rv,
                 bool sync,
                 const struct err_detail *ed);
+
+/* plog_offline.c: an fsync of the log failed: note its durable offset in
+ * PLOG_FSYNC_FAILED_CHECKPOINT unless a note is there already (the first
+ * failure's offset stands until a reopen cut there). Failures are traced:
+ * the in-place recovery still cuts, only a restart would not. */
+void plog_note_fsync_failed(struct plog *log);
+/* plog_offline.c: the offset noted by plog_note_fsync_failed, or -1 when
+ * there is none (or it is unreadable: traced, nothing is cut). */
+int64_t plog_fsync_failed_offset(struct plog *log);
+/* plog_offline.c: remove the note (after the cut and an fsync). */
+WEIR_MUST_CHECK int plog_forget_fsync_failed(struct plog *log,
+                                             struct err_detail *ed);
+
+/* plog_compact.c: the log may skip offsets from now on (a replica append
+ * with a gap the leader's cleaner made): write the cleaner checkpoint
+ * first if there is none, so every later open knows the segments are
+ * sparse whatever the policy says, and mark them so. A failure takes the
+ * log offline. */
+WEIR_MUST_CHECK int plog_mark_sparse(struct plog *log, struct err_detail *ed);
 
 /* plog_verify.c: verify the parts of [from, to) of segment s not known
  * valid (from on a batch boundary). A bad batch takes the log offline as

@@ -9,6 +9,7 @@
  * throughout, because produce waits, the leader core and the group
  * coordinator hold pointers to it. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "broker/storage/plog_int.h"
@@ -22,10 +23,99 @@ static const char *plog_cause_name(enum plog_offline_cause c)
         return "io";
     case PLOG_OFFLINE_CORRUPT:
         return "corrupt";
+    case PLOG_OFFLINE_REPLICA:
+        return "replica";
     case PLOG_ONLINE:
         break;
     }
     return "none";
+}
+
+void plog_note_fsync_failed(struct plog *log)
+{
+    char path[STORAGE_PATH_MAX];
+    char tmp[STORAGE_PATH_MAX];
+    struct storage_file *f = NULL;
+    struct err_detail ed;
+    char text[64];
+    int n;
+    int rv;
+
+    err_detail_clear(&ed);
+    rv = plog_path(log, PLOG_FSYNC_FAILED_CHECKPOINT, path, &ed);
+    if (rv == 0 && log->ops->exists(log->ops->ctx, path) == 1) {
+        return; /* an earlier failure's offset, no later than this one */
+    }
+    n = snprintf(text, sizeof(text), "0\n%lld\n",
+                 (long long)log->durable_offset);
+    if (rv == 0 &&
+        snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+        rv = err_set(&ed, WEIR_EINVALID_ARGUMENT, "path too long");
+    }
+    if (rv == 0) {
+        rv = log->ops->open(log->ops->ctx, tmp, true, &f, &ed);
+    }
+    if (rv == 0) {
+        rv = log->ops->truncate(log->ops->ctx, f, 0, &ed);
+    }
+    if (rv == 0) {
+        rv = log->ops->pwrite(log->ops->ctx, f, text, (size_t)n, 0, &ed);
+    }
+    if (f != NULL) {
+        log->ops->close(log->ops->ctx, f);
+    }
+    if (rv == 0) {
+        rv = log->ops->rename(log->ops->ctx, tmp, path, &ed);
+    }
+    if (rv != 0) {
+        trace_warn("storage",
+                   "event=fsync_failed_note_lost dir=%s durable_offset=%lld "
+                   "reason=\"%s\" effect=\"a restart before the log comes "
+                   "back would not cut it to its durable offset\"",
+                   log->dir, (long long)log->durable_offset, ed.msg);
+    }
+}
+
+int64_t plog_fsync_failed_offset(struct plog *log)
+{
+    char path[STORAGE_PATH_MAX];
+    struct err_detail ed;
+    char *text = NULL;
+    char *end;
+    size_t len;
+    long long v = -1;
+
+    if (plog_path(log, PLOG_FSYNC_FAILED_CHECKPOINT, path, &ed) != 0 ||
+        storage_read_small(log->ops, path, 256, &text, &len, &ed) != 0) {
+        return -1;
+    }
+    if (strncmp(text, "0\n", 2) == 0) {
+        v = strtoll(text + 2, &end, 10);
+        if (end == text + 2 || *end != '\n' || end[1] != '\0' || v < 0) {
+            v = -1;
+        }
+    }
+    if (v < 0) {
+        trace_warn("storage",
+                   "event=fsync_failed_note_unreadable file=%s action=no_cut",
+                   path);
+    }
+    mem_free(text);
+    return v;
+}
+
+int plog_forget_fsync_failed(struct plog *log, struct err_detail *ed)
+{
+    char path[STORAGE_PATH_MAX];
+    int rv = plog_path(log, PLOG_FSYNC_FAILED_CHECKPOINT, path, ed);
+
+    if (rv == 0) {
+        rv = log->ops->unlink(log->ops->ctx, path, ed);
+    }
+    if (rv == 0) {
+        rv = log->ops->fsync_dir(log->ops->ctx, log->dir, ed);
+    }
+    return rv == WEIR_ENOT_FOUND ? 0 : rv;
 }
 
 static void plog_go_offline(struct plog *log,
@@ -44,6 +134,9 @@ static void plog_go_offline(struct plog *log,
     log->offline_cause = cause;
     log->offline_err = err;
     log->offline_sync = sync;
+    if (sync) {
+        plog_note_fsync_failed(log);
+    }
     (void)snprintf(log->offline_why, sizeof(log->offline_why), "%s", why);
     trace_error("storage",
                 "event=log_offline dir=%s cause=%s error=%s fsync=%d "
@@ -56,13 +149,31 @@ static void plog_go_offline(struct plog *log,
     }
 }
 
+static enum plog_offline_cause plog_cause_of(int err)
+{
+    switch (err) {
+    case WEIR_ECORRUPT:
+    case WEIR_ECORRUPT_MESSAGE:
+        return PLOG_OFFLINE_CORRUPT;
+    case WEIR_EIO:
+    case WEIR_ESTORAGE:
+    case WEIR_ENOT_FOUND:
+        return PLOG_OFFLINE_IO;
+    default:
+        return PLOG_OFFLINE_REPLICA;
+    }
+}
+
 void plog_mark_offline(struct plog *log, int err, const char *why)
 {
-    plog_go_offline(log,
-                    err == WEIR_ECORRUPT || err == WEIR_ECORRUPT_MESSAGE
-                        ? PLOG_OFFLINE_CORRUPT
-                        : PLOG_OFFLINE_IO,
-                    err, false, why);
+    plog_go_offline(log, plog_cause_of(err), err, false, why);
+}
+
+/* Not the disk's fault: the log is as it was. */
+static bool plog_err_spares_disk(int err)
+{
+    return err == 0 || err == WEIR_ENOMEM || err == WEIR_EINVALID_ARGUMENT ||
+           err == WEIR_ELOG_OFFLINE;
 }
 
 int plog_failed(struct plog *log,
@@ -70,15 +181,21 @@ int plog_failed(struct plog *log,
                 bool sync,
                 const struct err_detail *ed)
 {
-    /* not the disk's fault: the log is as it was */
-    if (rv == 0 || rv == WEIR_ENOMEM || rv == WEIR_EINVALID_ARGUMENT ||
-        rv == WEIR_ELOG_OFFLINE) {
+    if (plog_err_spares_disk(rv)) {
         return rv;
     }
     plog_go_offline(log, PLOG_OFFLINE_IO, rv, sync,
                     ed != NULL && ed->msg[0] != '\0' ? ed->msg
                                                      : weir_err_str(rv));
     return rv;
+}
+
+bool plog_storage_failed(struct plog *log, int err, const char *why)
+{
+    if (!plog_err_spares_disk(err)) {
+        plog_go_offline(log, PLOG_OFFLINE_IO, err, false, why);
+    }
+    return log->offline;
 }
 
 bool plog_is_offline(const struct plog *log)

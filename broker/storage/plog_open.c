@@ -354,6 +354,75 @@ static int plog_drop_marker(struct plog *log, struct err_detail *ed)
     return rv;
 }
 
+/* fsync the .log of every segment from the one holding the recovery
+ * point (those recovery read; the ones before were synced before they
+ * were closed), then the directory. A failure takes the log offline. */
+static int plog_settle_sync(struct plog *log, struct err_detail *ed)
+{
+    int64_t rp = log->checkpoint_offset > 0 ? log->checkpoint_offset : 0;
+    uint32_t i;
+    int rv = 0;
+
+    for (i = plog_seg_at(log, rp); rv == 0 && i < log->n_segs; i++) {
+        rv = log->ops->fsync(log->ops->ctx, log->segs[i]->log, ed);
+    }
+    if (rv == 0) {
+        rv = log->ops->fsync_dir(log->ops->ctx, log->dir, ed);
+    }
+    /* not sync: nothing here says where the durable end was, so no cut */
+    return rv == 0 ? 0 : plog_failed(log, rv, false, ed);
+}
+
+/* What of the loaded log counts as durable. A clean stop fsynced all of
+ * it. After an unclean one, recovery accepted what it read, which may
+ * still be in the page cache only (a process killed with unflushed
+ * appends): it is fsynced before it counts, since a follower reports its
+ * durable end to its leader. After an fsync that failed before the stop
+ * (PLOG_FSYNC_FAILED_CHECKPOINT), the log is first cut back to what the
+ * last successful fsync covered, as plog_recover does in place: the page
+ * cache may hold bytes the disk never got. A failing disk here leaves the
+ * log offline (the open succeeds; log_health retries) with nothing past
+ * its recovery point counted durable. */
+static int plog_settle(struct plog *log, struct err_detail *ed)
+{
+    int64_t cut = plog_fsync_failed_offset(log);
+    int64_t end = plog_end_offset(log);
+    int64_t start = plog_start_offset(log);
+    int rv = 0;
+
+    if (!log->recovered && cut < 0) { /* a clean stop, or a new log */
+        log->durable_offset = end;
+        return 0;
+    }
+    log->durable_offset = log->checkpoint_offset < 0 ? start
+                          : log->checkpoint_offset > end
+                              ? end
+                              : log->checkpoint_offset;
+    if (cut >= 0 && cut < end) {
+        rv = plog_truncate_to(log, cut > start ? cut : start, ed);
+        trace_warn("storage",
+                   "event=cut_to_durable dir=%s from=%lld to=%lld "
+                   "reason=\"an fsync failed before the last stop: later "
+                   "bytes may be in the page cache only\" ok=%d",
+                   log->dir, (long long)end, (long long)plog_end_offset(log),
+                   rv == 0 ? 1 : 0);
+    }
+    if (rv == 0) {
+        rv = plog_settle_sync(log, ed);
+    }
+    if (rv == 0 && cut >= 0) {
+        rv = plog_forget_fsync_failed(log, ed);
+        rv = rv == 0 ? 0 : plog_failed(log, rv, false, ed);
+    }
+    if (rv != 0) {
+        return log->offline ? 0 : rv; /* offline: log_health retries */
+    }
+    log->durable_offset = plog_active(log)->next_offset;
+    log->unflushed_messages = 0;
+    plog_maybe_checkpoint(log);
+    return 0;
+}
+
 int plog_load(struct plog *log, int64_t wall_ms, struct err_detail *ed)
 {
     struct plog_listing l;
@@ -404,10 +473,7 @@ int plog_load(struct plog *log, int64_t wall_ms, struct err_detail *ed)
     }
     plog_set_created(log, wall_ms);
     plog_remove_orphans(log, &l);
-    log->durable_offset = plog_active(log)->next_offset;
-    if (log->recovered) {
-        plog_maybe_checkpoint(log);
-    }
+    rv = plog_settle(log, ed);
 
 out:
     mem_free(l.bases);

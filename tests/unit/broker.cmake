@@ -19,6 +19,11 @@ weir_unit_test(test_cluster_watch
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_cluster_watch.c
           ${CMAKE_SOURCE_DIR}/broker/cluster/cluster_watch.c
   LIBS weir_common)
+# The replication adapter's failure handling (broker/replica/repl_io*.c),
+# on a partition directory under /tmp and a fake clock.
+weir_unit_test(test_repl_io
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_repl_io.c
+  LIBS weir_broker weir_testlib)
 # When an offline partition log may come back (broker/log_health.c).
 weir_unit_test(test_log_health
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_log_health.c

@@ -3,7 +3,8 @@
  * including those created later, carries the offline hook; the scrub goes
  * round robin over partitions within its budget and a corrupt one goes
  * offline without stopping the others; housekeeping leaves offline logs
- * alone and retention stops where the caller's high watermark says. */
+ * alone and retention and compaction stop where the caller's high
+ * watermark says. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +29,7 @@ struct fx {
     struct logmgr *m;
     struct err_detail ed;
     int hooks;
+    int opened;
 };
 
 static int setup(void **state)
@@ -56,6 +58,11 @@ static void fx_open(struct fx *f)
 {
     assert_int_equal(
         logmgr_open(f->ops, DATA, &f->defaults, 1000, &f->m, &f->ed), 0);
+}
+
+static void count_opened(void *arg)
+{
+    ((struct fx *)arg)->opened++;
 }
 
 static void count_hook(void *arg, struct plog *log)
@@ -123,6 +130,7 @@ static void corrupt(struct fx *f, const char *dir)
 static void test_scrub_goes_round_robin_past_a_corrupt_log(void **state)
 {
     struct fx *f = *state;
+    bool more = true;
     uint64_t checked;
     uint64_t total = 0;
     int32_t p;
@@ -138,11 +146,24 @@ static void test_scrub_goes_round_robin_past_a_corrupt_log(void **state)
     corrupt(f, "t-1");
     fx_open(f);
     do {
-        assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &f->ed), 0);
+        assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &more, &f->ed), 0);
         assert_true(checked <= 3000 + 400);
         total += checked;
         calls++;
-    } while (checked > 0 && calls < 1000);
+    } while (more && calls < 1000);
+    assert_false(more);
+    /* done: nothing left, so the broker's timer stops */
+    assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &more, &f->ed), 0);
+    assert_false(more);
+    assert_int_equal(checked, 0);
+    /* a topic created since has logs to check: its creation says so */
+    logmgr_set_opened_hook(f->m, count_opened, f);
+    assert_int_equal(
+        logmgr_create_topic(f->m, "u", 2, 1, NULL, 0, false, 1000, &f->ed), 0);
+    assert_int_equal(f->opened, 2);
+    assert_int_equal(logmgr_scrub(f->m, 3000, &checked, &more, &f->ed), 0);
+    assert_false(more);
+    assert_true(plog_verified(logmgr_partition(f->m, "u", 1)));
     assert_true(calls > 3);
     assert_true(plog_verified(logmgr_partition(f->m, "t", 0)));
     assert_true(plog_is_offline(logmgr_partition(f->m, "t", 1)));
@@ -193,9 +214,47 @@ static void test_housekeeping_skips_offline_and_keeps_above_hw(void **state)
     assert_true(free_bytes == 12345);
 }
 
+/* Compaction stops at the same bound: only segments wholly below the
+ * caller's high watermark are cleaned, and what lies above it (every
+ * record has key k0 or k1, so each later one supersedes the earlier)
+ * decides nothing. */
+static void test_compaction_stops_at_the_callers_high_watermark(void **state)
+{
+    struct fx *f = *state;
+    uint64_t sizes[64];
+    struct plog *a;
+    int64_t hw;
+    uint32_t i;
+
+    f->defaults.cleanup_policy = PLOG_CLEANUP_COMPACT;
+    f->defaults.min_cleanable_dirty_ratio = 0.0;
+    fx_open(f);
+    assert_int_equal(
+        logmgr_create_topic(f->m, "c", 1, 1, NULL, 0, false, 1000, &f->ed), 0);
+    append_to(f, "c", 0, 40);
+    a = logmgr_partition(f->m, "c", 0);
+    assert_true(plog_segment_count(a) > 3 && plog_segment_count(a) < 64);
+    for (i = 0; i < plog_segment_count(a); i++) {
+        sizes[i] = a->segs[i]->size;
+    }
+    hw = a->segs[1]->base_offset + 1; /* inside the second segment */
+    assert_int_equal(logmgr_housekeep(f->m, 2000, keep_at, &hw, &f->ed), 0);
+    assert_true(a->segs[0]->size < sizes[0]);
+    for (i = 1; i < plog_segment_count(a); i++) {
+        assert_int_equal(a->segs[i]->size, sizes[i]);
+    }
+    hw = plog_end_offset(a);
+    assert_int_equal(logmgr_housekeep(f->m, 2000, keep_at, &hw, &f->ed), 0);
+    assert_true(a->segs[1]->size < sizes[1]);
+    assert_int_equal(plog_check_invariants(a, &f->ed), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_compaction_stops_at_the_callers_high_watermark, setup,
+            teardown),
         cmocka_unit_test_setup_teardown(test_every_log_carries_the_hook, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(

@@ -392,13 +392,26 @@ static void test_fsync_failure_takes_log_offline(void **state)
     assert_non_null(strstr(f->ed.msg, "offline"));
     assert_non_null(strstr(f->ed.msg, "fdatasync"));
     assert_int_equal(plog_flush(f->log, &f->ed), WEIR_ELOG_OFFLINE);
-    /* close leaves no clean marker: the next open recovers */
+    /* close leaves no clean marker: the next open recovers, and cuts
+     * the log back to what the last good fsync covered (nothing here):
+     * the failure was noted in the directory */
     plog_fixture_close(f);
     assert_int_equal(
         f->ops->exists(f->ops->ctx, plog_fixture_path(PLOG_CLEAN_MARKER)), 0);
+    assert_int_equal(
+        f->ops->exists(f->ops->ctx,
+                       plog_fixture_path(PLOG_FSYNC_FAILED_CHECKPOINT)),
+        1);
     assert_int_equal(plog_fixture_open(f, 1000), 0);
     assert_true(plog_recovered(f->log));
-    assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
+    assert_false(plog_is_offline(f->log));
+    assert_true(plog_end_offset(f->log) == 0);
+    assert_true(plog_durable_offset(f->log) == 0);
+    assert_int_equal(
+        f->ops->exists(f->ops->ctx,
+                       plog_fixture_path(PLOG_FSYNC_FAILED_CHECKPOINT)),
+        0);
+    assert_int_equal(plog_check_invariants(f->log, &f->ed), 0);
 }
 
 static void test_clean_close_skips_recovery(void **state)
@@ -812,7 +825,7 @@ static void test_append_replica_keeps_offsets_and_epochs(void **state)
     buf_fini(&rep_bytes);
 }
 
-static void test_append_replica_refuses_gaps_and_corruption(void **state)
+static void test_append_replica_refuses_overlaps_and_corruption(void **state)
 {
     struct plog_fixture *f = *state;
     struct weir_buf b;
@@ -822,22 +835,17 @@ static void test_append_replica_refuses_gaps_and_corruption(void **state)
     assert_int_equal(plog_fixture_open(f, 1000), 0);
     assert_int_equal(plog_fixture_append(f, 5, 1, 1, 10, 1000), 0);
     buf_init(&b);
-    /* starts past the end offset (5) */
+    /* starts below the end offset (5) */
     assert_int_equal(batch_gen_make(&b, 60, 2, 100, 1, 10), 0);
-    batch_set_base(b.data, 6, 7);
-    assert_int_equal(
-        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed),
-        WEIR_EOFFSET_OUT_OF_RANGE);
-    /* starts below it */
     batch_set_base(b.data, 4, 7);
     assert_int_equal(
         plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed),
         WEIR_EOFFSET_OUT_OF_RANGE);
-    /* a hole between two batches: nothing of it is written */
+    /* a second batch overlapping the first: nothing of it is written */
     batch_set_base(b.data, 5, 7);
     l1 = b.len;
     assert_int_equal(batch_gen_make(&b, 61, 3, 100, 1, 10), 0);
-    batch_set_base(b.data + l1, 8, 7);
+    batch_set_base(b.data + l1, 6, 7);
     assert_int_equal(
         plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed),
         WEIR_EOFFSET_OUT_OF_RANGE);
@@ -856,6 +864,142 @@ static void test_append_replica_refuses_gaps_and_corruption(void **state)
     log_model_add(&f->model, 60, 2, 100, 1);
     log_model_add(&f->model, 61, 3, 100, 1);
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
+    assert_false(f->log->compacted); /* dense: no cleaner checkpoint */
+    buf_fini(&b);
+}
+
+/* Append what the leader serves in pieces of 1..5 whole batches. */
+static void append_in_pieces(struct plog_fixture *f,
+                             const struct weir_buf *bytes)
+{
+    size_t pos = 0;
+    int64_t last;
+
+    while (pos < bytes->len) {
+        struct batch_header h;
+        size_t len = 0;
+        uint32_t nb = 1 + rnd(5);
+
+        while (nb-- > 0 && pos + len < bytes->len) {
+            assert_int_equal(batch_header_decode(bytes->data + pos + len,
+                                                 bytes->len - pos - len,
+                                                 UINT32_MAX, &h, NULL),
+                             0);
+            len += batch_size(&h);
+        }
+        assert_int_equal(plog_append_replica(f->log, bytes->data + pos, len,
+                                             1000, &last, &f->ed),
+                         0);
+        assert_true(last == plog_end_offset(f->log) - 1);
+        pos += len;
+    }
+}
+
+/* A compacted leader's log skips offsets between batches; a follower
+ * (here with cleanup.policy=delete, as after a policy change) copies it
+ * as it is, its end moving past each gap, and opens it again after a
+ * clean stop and after a crash with a full recovery scan. */
+static void test_append_replica_skips_compacted_offsets(void **state)
+{
+    struct plog_fixture *f = *state;
+    struct plog_config lcfg = f->cfg;
+    struct plog_compact_stats st;
+    struct plog_read_result r;
+    struct plog *leader = NULL;
+    struct weir_buf b;
+    struct weir_buf lead_bytes;
+    struct weir_buf rep_bytes;
+    struct batch_header h;
+    int64_t base;
+    int64_t last;
+    uint32_t i;
+
+    lcfg.cleanup_policy = PLOG_CLEANUP_COMPACT;
+    lcfg.min_cleanable_dirty_ratio = 0.0;
+    assert_int_equal(
+        plog_open(f->ops, "/data/leader-0", &lcfg, 1000, &leader, &f->ed), 0);
+    buf_init(&b);
+    buf_init(&lead_bytes);
+    buf_init(&rep_bytes);
+    for (i = 0; i < 60; i++) { /* keys k0..k5 again and again */
+        buf_reset(&b);
+        assert_int_equal(
+            batch_gen_make(&b, i, 1 + (int32_t)rnd(6), 100, 1, 1 + rnd(200)),
+            0);
+        assert_int_equal(
+            plog_append(leader, b.data, b.len, 3, 1000, &base, &last, &f->ed),
+            0);
+    }
+    assert_int_equal(
+        plog_compact(leader, 2000, plog_end_offset(leader), &st, &f->ed), 0);
+    assert_true(st.records_removed > 0);
+    read_all(leader, &lead_bytes, &f->ed);
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    assert_false(f->log->compacted);
+    append_in_pieces(f, &lead_bytes);
+    assert_true(f->log->compacted);
+    assert_int_equal(
+        f->ops->exists(f->ops->ctx,
+                       plog_fixture_path("cleaner-offset-checkpoint")),
+        1);
+    assert_true(plog_end_offset(f->log) == plog_end_offset(leader));
+    assert_int_equal(plog_check_invariants(f->log, &f->ed), 0);
+    read_all(f->log, &rep_bytes, &f->ed);
+    assert_true(rep_bytes.len == lead_bytes.len);
+    assert_memory_equal(rep_bytes.data, lead_bytes.data, lead_bytes.len);
+    /* a read at a removed offset serves the next batch kept */
+    assert_int_equal(batch_header_decode(lead_bytes.data, lead_bytes.len,
+                                         UINT32_MAX, &h, NULL),
+                     0);
+    assert_true(h.base_offset > 0);
+    assert_int_equal(plog_read(f->log, 0, INT64_MAX, 1 << 20, &r, &f->ed), 0);
+    assert_true(r.first_offset == h.base_offset);
+    /* clean stop, then a crash after which everything is scanned */
+    plog_fixture_close(f);
+    assert_int_equal(plog_fixture_open(f, 2000), 0);
+    plog_fixture_kill(f);
+    assert_int_equal(
+        f->ops->unlink(f->ops->ctx,
+                       plog_fixture_path("recovery-point-offset-checkpoint"),
+                       &f->ed),
+        0);
+    assert_int_equal(plog_fixture_open(f, 3000), 0);
+    assert_true(plog_recovered(f->log));
+    assert_true(plog_end_offset(f->log) == plog_end_offset(leader));
+    assert_int_equal(plog_check_invariants(f->log, &f->ed), 0);
+    buf_reset(&rep_bytes);
+    read_all(f->log, &rep_bytes, &f->ed);
+    assert_true(rep_bytes.len == lead_bytes.len);
+    assert_memory_equal(rep_bytes.data, lead_bytes.data, lead_bytes.len);
+    plog_close(leader);
+    buf_fini(&b);
+    buf_fini(&lead_bytes);
+    buf_fini(&rep_bytes);
+}
+
+/* max.message.bytes is the producer's limit: the leader accepted the
+ * batch, so a follower (here with a smaller limit) copies it. */
+static void test_append_replica_ignores_max_message_bytes(void **state)
+{
+    struct plog_fixture *f = *state;
+    struct weir_buf b;
+    int64_t base;
+    int64_t last;
+
+    f->cfg.max_batch_bytes = 1024;
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    buf_init(&b);
+    assert_int_equal(batch_gen_make(&b, 70, 20, 100, 1, 200), 0);
+    assert_true(b.len > 4000);
+    assert_int_equal(
+        plog_append(f->log, b.data, b.len, 3, 1000, &base, &last, &f->ed),
+        WEIR_EMESSAGE_TOO_LARGE);
+    batch_set_base(b.data, 0, 3);
+    assert_int_equal(
+        plog_append_replica(f->log, b.data, b.len, 1000, &last, &f->ed), 0);
+    assert_true(last == 19);
+    log_model_add(&f->model, 70, 20, 100, 1);
+    assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
     buf_fini(&b);
 }
 
@@ -868,7 +1012,12 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_append_replica_keeps_offsets_and_epochs, setup, teardown),
         cmocka_unit_test_setup_teardown(
-            test_append_replica_refuses_gaps_and_corruption, setup, teardown),
+            test_append_replica_refuses_overlaps_and_corruption, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(
+            test_append_replica_skips_compacted_offsets, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_append_replica_ignores_max_message_bytes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_round_trip_many_batches_and_rolls,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(

@@ -201,7 +201,8 @@ static void compact(struct plog_fixture *f, int64_t wall_ms)
 {
     struct plog_compact_stats st;
 
-    assert_int_equal(plog_compact(f->log, wall_ms, &st, &f->ed), 0);
+    assert_int_equal(
+        plog_compact(f->log, wall_ms, plog_end_offset(f->log), &st, &f->ed), 0);
 }
 
 static void check_latest_only(const struct recs *rs)
@@ -229,8 +230,8 @@ static void test_compact_keeps_latest_per_key(void **state)
 
     assert_true(fill(f) > 3);
     before = plog_size_bytes(f->log);
-    assert_true(plog_compact_needed(f->log, T0 + 300));
-    assert_int_equal(plog_compact(f->log, T0 + 300, &st, &f->ed), 0);
+    assert_true(plog_compact_needed(f->log, T0 + 300, INT64_MAX));
+    assert_int_equal(plog_compact(f->log, T0 + 300, INT64_MAX, &st, &f->ed), 0);
     assert_true(st.segments > 0);
     assert_int_equal(st.records_removed, 28);
     assert_true(plog_size_bytes(f->log) < before);
@@ -238,7 +239,7 @@ static void test_compact_keeps_latest_per_key(void **state)
     read_all(f, 0, &rs);
     check_latest_only(&rs);
     /* nothing dirty any more */
-    assert_false(plog_compact_needed(f->log, T0 + 400));
+    assert_false(plog_compact_needed(f->log, T0 + 400, INT64_MAX));
 }
 
 static void test_compact_read_at_removed_offset(void **state)
@@ -392,7 +393,7 @@ static void test_compact_crash_at_every_step(void **state)
         fill(f);
         assert_int_equal(plog_flush(f->log, &f->ed), 0);
         mem_storage_fail(f->ms, MEM_OP_ANY, nth, EIO, 0, true);
-        done = plog_compact(f->log, T0 + 300, &st, &f->ed) == 0;
+        done = plog_compact(f->log, T0 + 300, INT64_MAX, &st, &f->ed) == 0;
         mem_storage_fail_clear(f->ms);
         plog_fixture_kill(f);
         mem_storage_crash(f->ms);
@@ -494,7 +495,7 @@ static void test_compact_policy_and_lag(void **state)
     /* delete only: nothing to compact */
     f->cfg.cleanup_policy = PLOG_CLEANUP_DELETE;
     fill(f);
-    assert_false(plog_compact_needed(f->log, T0 + 300));
+    assert_false(plog_compact_needed(f->log, T0 + 300, INT64_MAX));
     /* compact only: retention deletes nothing */
     f->cfg.cleanup_policy = PLOG_CLEANUP_COMPACT;
     f->cfg.retention_ms = 1;
@@ -506,17 +507,60 @@ static void test_compact_policy_and_lag(void **state)
     /* lag: records younger than it are not cleanable yet */
     f->cfg.min_compaction_lag_ms = HOUR;
     plog_set_config(f->log, &f->cfg);
-    assert_false(plog_compact_needed(f->log, T0 + 300));
-    assert_true(plog_compact_needed(f->log, T0 + 2 * HOUR));
+    assert_false(plog_compact_needed(f->log, T0 + 300, INT64_MAX));
+    assert_true(plog_compact_needed(f->log, T0 + 2 * HOUR, INT64_MAX));
     /* ratio: 1.0 needs everything dirty - true before the first pass */
     f->cfg.min_compaction_lag_ms = 0;
     f->cfg.min_cleanable_dirty_ratio = 1.0;
     plog_set_config(f->log, &f->cfg);
-    assert_true(plog_compact_needed(f->log, T0 + 300));
+    assert_true(plog_compact_needed(f->log, T0 + 300, INT64_MAX));
     compact(f, T0 + 300);
     (void)put(f, "k3", "x", T0 + 400);
     roll(f, T0 + 410);
-    assert_false(plog_compact_needed(f->log, T0 + 500));
+    assert_false(plog_compact_needed(f->log, T0 + 500, INT64_MAX));
+}
+
+/* A record that is not committed yet never decides that an older one
+ * goes: k=old committed (below the high watermark), k=new above it in a
+ * closed segment. A failover may cut k=new; k=old must still be there. */
+static void test_compact_stops_at_high_watermark(void **state)
+{
+    struct plog_fixture *f = *state;
+    struct plog_compact_stats st;
+    struct recs rs;
+    int64_t hw;
+
+    assert_int_equal(plog_fixture_open(f, T0), 0);
+    (void)put(f, "k", "old", T0);
+    (void)put(f, "a", "1", T0 + 1);
+    (void)put(f, "a", "2", T0 + 2); /* supersedes a=1, both committed */
+    roll(f, T0 + 10);
+    hw = plog_end_offset(f->log); /* 3: the first segment is committed */
+    (void)put(f, "k", "new", T0 + 20);
+    (void)put(f, "b", "1", T0 + 21);
+    roll(f, T0 + 30);
+    (void)put(f, "c", "1", T0 + 40); /* active */
+    assert_true(plog_compact_needed(f->log, T0 + 50, hw));
+    assert_int_equal(plog_compact(f->log, T0 + 50, hw, &st, &f->ed), 0);
+    assert_int_equal(st.records_removed, 1); /* a=1 only */
+    read_all(f, 0, &rs);
+    assert_int_equal(rs.n, 5);
+    assert_string_equal(find(&rs, 0)->value, "old");
+    assert_null(find(&rs, 1));
+    assert_string_equal(find(&rs, 3)->value, "new");
+    /* the cleaned part is the committed one: nothing more to do there */
+    assert_false(plog_compact_needed(f->log, T0 + 60, hw));
+    /* the high watermark inside the second segment: still untouched */
+    assert_false(plog_compact_needed(f->log, T0 + 60, hw + 1));
+    /* once k=new is committed, k=old goes */
+    hw = plog_active(f->log)->base_offset;
+    assert_int_equal(plog_compact(f->log, T0 + 70, hw, &st, &f->ed), 0);
+    assert_int_equal(st.records_removed, 1);
+    read_all(f, 0, &rs);
+    assert_null(find(&rs, 0));
+    assert_string_equal(find(&rs, 3)->value, "new");
+    /* a follower that has no high watermark yet (-1) cleans nothing */
+    assert_false(plog_compact_needed(f->log, T0 + 80, -1));
 }
 
 static void test_compact_config_validation(void **state)
@@ -598,6 +642,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_compact_policy_and_lag, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_compact_stops_at_high_watermark,
+                                        setup, teardown),
         cmocka_unit_test(test_compact_config_validation),
     };
 

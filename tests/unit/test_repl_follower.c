@@ -216,8 +216,7 @@ static void test_records_validated_before_append(void **state)
     struct fixture *x = *state;
 
     fixture_log(x, 10, 0, log, 1);
-    assert_int_equal(records(x, 3, 9, 20), WEIR_ECORRUPT_MESSAGE); /* gap */
-    assert_int_equal(records(x, 3, 11, 20), WEIR_ECORRUPT_MESSAGE);
+    assert_int_equal(records(x, 3, 9, 20), WEIR_ECORRUPT_MESSAGE);  /* below */
     assert_int_equal(records(x, 3, 10, 10), WEIR_ECORRUPT_MESSAGE); /* empty */
     assert_int_equal(records(x, 2, 10, 20), WEIR_ECORRUPT_MESSAGE); /* older */
     assert_int_equal(records(x, EPOCH + 1, 10, 20), WEIR_ECORRUPT_MESSAGE);
@@ -226,6 +225,29 @@ static void test_records_validated_before_append(void **state)
     assert_int_equal(repl_follower_log_end_offset(x->f), 10);
     expect_epochs(x, log, 1);
     assert_int_equal(records(x, 3, 10, 20), 0);
+}
+
+/* A compacted leader serves the next batch it kept: its base may lie past
+ * our LEO, and the LEO moves past the gap. A new epoch starts at the
+ * batch, not at the old LEO. */
+static void test_records_may_start_past_log_end(void **state)
+{
+    static const struct ep_pair log[] = {{3, 0}};
+    static const struct ep_pair two[] = {{3, 0}, {5, 40}};
+    struct fixture *x = *state;
+
+    fixture_log(x, 10, 0, log, 1);
+    assert_int_equal(records(x, 3, 25, 30), 0);
+    assert_true(x->out.append);
+    assert_false(x->out.epochs_changed);
+    assert_int_equal(repl_follower_log_end_offset(x->f), 30);
+    durable(x, 30);
+    expect_fetch(x, 30, 3);
+    assert_int_equal(records(x, 5, 40, 41), 0);
+    assert_true(x->out.epochs_changed);
+    expect_epochs(x, two, 2);
+    assert_int_equal(records(x, 5, 40, 45), WEIR_ECORRUPT_MESSAGE);
+    assert_int_equal(repl_follower_check_invariants(x->f), 0);
 }
 
 static void test_hw_is_min_of_leader_hw_and_leo(void **state)
@@ -645,6 +667,7 @@ int main(void)
         T(test_fetch_params_follow_log_end_and_latest_epoch),
         T(test_records_extend_log_and_epoch_cache),
         T(test_records_validated_before_append),
+        T(test_records_may_start_past_log_end),
         T(test_hw_is_min_of_leader_hw_and_leo),
         T(test_diverging_same_epoch_cuts_at_shorter_end),
         T(test_diverging_unknown_epoch_takes_two_rounds),

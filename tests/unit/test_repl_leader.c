@@ -780,6 +780,39 @@ static void test_partition_update_supersedes_proposal(void **state)
     assert_int_equal(repl_leader_partition_epoch(f->l), PEPOCH + 1);
 }
 
+/* An idle partition: the controller takes 2 and 3 out of the ISR (their
+ * brokers shut down) after they had fetched everything. Broker 3 stays
+ * down; 2 comes back and fetches. The proposal must add 2 only: 3's old
+ * fetch still equals the LEO of the idle log, but it says nothing now,
+ * and a proposal naming the fenced 3 would be refused for ever. */
+static void test_followers_removed_by_controller_must_fetch_again(void **state)
+{
+    struct fixture *f = *state;
+    struct repl_leader_event ev = {.type = REPL_LEADER_EV_PARTITION_UPDATE};
+
+    fetch(f, 2, 0, 1);
+    fetch(f, 3, 0, 1);
+    ev.now_ms = 2;
+    ev.u.partition_update.partition_epoch = PEPOCH + 1;
+    ev.u.partition_update.isr = ids3(1, 3, -1); /* 2 shut down */
+    assert_int_equal(step(f, &ev), 0);
+    ev.now_ms = 3;
+    ev.u.partition_update.partition_epoch = PEPOCH + 2;
+    ev.u.partition_update.isr = ids3(1, -1, -1); /* then 3 */
+    assert_int_equal(step(f, &ev), 0);
+    expect_no_proposal(f);
+    assert_int_equal(repl_leader_follower_offset(f->l, 3), REPL_OFFSET_NONE);
+    tick(f, 1000);
+    expect_no_proposal(f);
+    fetch(f, 2, 0, 2000); /* broker 2 is back */
+    expect_proposal(f, ids3(1, 2, -1));
+    accept_proposal(f, 2001);
+    tick(f, 2002);
+    expect_no_proposal(f);
+    fetch(f, 3, 0, 5000); /* and 3 once it fetches again */
+    expect_proposal(f, ids3(1, 2, 3));
+}
+
 static void test_bad_events_leave_state_unchanged(void **state)
 {
     struct fixture *f = *state;
@@ -934,6 +967,7 @@ int main(void)
         T(test_rejected_proposal_dropped_and_retried),
         T(test_stale_proposal_answers_ignored),
         T(test_partition_update_supersedes_proposal),
+        T(test_followers_removed_by_controller_must_fetch_again),
         T(test_bad_events_leave_state_unchanged),
         T(test_config_checked_at_promotion),
         T(test_promotion_records_epoch_start),
