@@ -119,7 +119,10 @@
       "so it cannot show that its history is the same")                        \
     X(CONTROLLER_REFUSED, 78, true, true,                                      \
       "this broker refuses its controller (another cluster or another "        \
-      "metadata history): nothing was sent to it")
+      "metadata history): nothing was sent to it")                             \
+    X(NOT_CONTROLLER, 79, true, true,                                          \
+      "this controller is not the active one (a quorum member that is not "    \
+      "its leader): the answer names the active controller when it is known")
 
 enum weir_err {
 #define WEIR_ERR_ENUM(name, code, retr, def, desc) WEIR_E##name = code,
