@@ -100,6 +100,9 @@ struct raft_msg {
     bool done;           /* SNAPSHOT: last chunk */
     const uint8_t *data; /* SNAPSHOT: chunk bytes */
     uint32_t len;
+    /* SNAPSHOT (every chunk): the snapshot's readmission table, one nonce
+     * per voter in raft_config order (0: never readmitted). */
+    uint64_t admitted[RAFT_MAX_VOTERS];
 };
 
 struct raft_hard_state {
@@ -112,6 +115,9 @@ struct raft_hard_state {
 struct raft_snapshot {
     uint64_t index; /* last entry included */
     uint64_t term;
+    /* The readmission table through index: the nonce of the last committed
+     * READMIT per voter, in raft_config order (0: none). */
+    uint64_t admitted[RAFT_MAX_VOTERS];
     const uint8_t *data;
     uint64_t len;
 };
