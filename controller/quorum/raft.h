@@ -82,9 +82,13 @@ struct raft_msg {
     enum raft_msg_type type;
     uint32_t from;
     uint32_t to;
-    uint64_t term;  /* a pre-vote carries the term it would campaign in */
-    bool pre_vote;  /* VOTE, VOTE_RESP */
-    bool granted;   /* VOTE_RESP */
+    uint64_t term; /* a pre-vote carries the term it would campaign in */
+    bool pre_vote; /* VOTE, VOTE_RESP */
+    bool granted;  /* VOTE_RESP */
+    /* APPEND_RESP: the sender (nonce != 0) applied a committed
+     * READMIT(its id, nonce), so the leader may count it before the
+     * leader's own table shows it. */
+    bool readmitted;
     uint64_t nonce; /* VOTE, APPEND_RESP: the sender's readmission nonce
                      * (also set in VOTE_RESP, SNAPSHOT_RESP; unused) */
     /* VOTE: the candidate's last entry. APPEND: the entry before entries.
@@ -116,6 +120,10 @@ struct raft_hard_state {
     uint64_t term;
     uint32_t vote;  /* 0: none in term */
     uint64_t nonce; /* readmission nonce (0: never lost its disk) */
+    /* nonce != 0: the term of the applied READMIT(self, nonce) (or of the
+     * snapshot that carried it); 0: not readmitted yet. Votes only in
+     * terms above it. */
+    uint64_t readmit_term;
 };
 
 /* Snapshot metadata plus its bytes (the state machine's image). */

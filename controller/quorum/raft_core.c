@@ -68,8 +68,8 @@ static bool raft_start_ok(const struct raft_config *c,
     uint64_t prev_term = s->snapshot.term;
     bool vote_ok = s->hs.vote == 0;
 
-    if (s->hs.term >= RAFT_LIMIT || s->snapshot.index >= RAFT_LIMIT ||
-        s->snapshot.term > s->hs.term ||
+    if (s->hs.term >= RAFT_LIMIT || s->hs.readmit_term >= RAFT_LIMIT ||
+        s->snapshot.index >= RAFT_LIMIT || s->snapshot.term > s->hs.term ||
         (s->snapshot.index == 0 && s->snapshot.term != 0) ||
         s->snapshot.len > RAFT_MAX_SNAPSHOT_BYTES ||
         (s->snapshot.len > 0 && s->snapshot.data == NULL) ||
@@ -414,11 +414,13 @@ bool raft_has_ready(const struct raft *r)
 
 static uint64_t raft_next_tick(const struct raft *r)
 {
-    if (r->role == RAFT_ROLE_LEADER &&
-        r->heartbeat_due_ms < r->election_due_ms) {
-        return r->heartbeat_due_ms;
+    uint64_t check;
+
+    if (r->role != RAFT_ROLE_LEADER) {
+        return r->election_due_ms;
     }
-    return r->election_due_ms;
+    check = r->quorum_check_ms + r->cfg.election_timeout_ms;
+    return r->heartbeat_due_ms < check ? r->heartbeat_due_ms : check;
 }
 
 int raft_ready(struct raft *r, struct raft_ready *rd)
@@ -533,7 +535,7 @@ uint32_t raft_peer_status(const struct raft *r,
         rows[n].match = !leader ? 0 : i == r->self ? r->durable : p->match;
         rows[n].last_contact_ms = i == r->self ? r->now_ms : p->contact_ms;
         rows[n].readmitted =
-            i == r->self ? r->self_admitted : p->nonce == r->admitted[i];
+            i == r->self ? raft_is_admitted(r) : p->nonce == r->admitted[i];
         n++;
     }
     return n;

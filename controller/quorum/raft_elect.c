@@ -59,7 +59,7 @@ bool raft_in_lease(const struct raft *r)
  * snapshot's term, which is >= T_L, so it is used instead (stricter). */
 static bool raft_may_vote_in(const struct raft *r, uint64_t term)
 {
-    return r->self_admitted && term > r->readmit_term;
+    return raft_is_admitted(r) && term > r->hs.readmit_term;
 }
 
 static bool raft_log_ok(const struct raft *r, const struct raft_msg *m)

@@ -40,6 +40,7 @@ struct raft_progress {
     uint32_t n_ahead;     /* REPLICATE: batches sent since the last answer */
     uint64_t nonce;       /* last nonce it reported */
     uint64_t proposed;    /* nonce of a READMIT proposed this term, 0 none */
+    bool readmitted;      /* it said its READMIT for `nonce` is committed */
     uint64_t contact_ms;  /* last message from it (leader view) */
     uint64_t snap_index;  /* SNAPSHOT: which snapshot is being sent */
     uint64_t snap_offset; /* SNAPSHOT: bytes the follower has */
@@ -81,10 +82,9 @@ struct raft {
     uint64_t applied;    /* handed out in rd.committed and advanced */
     uint64_t noop_index; /* leader: this term's no-op */
 
-    /* The readmission table as of `applied`, and our own status. */
+    /* The readmission table as of `applied`; our own status is in
+     * hs.readmit_term (persisted, so a restart keeps it). */
     uint64_t admitted[RAFT_MAX_VOTERS];
-    bool self_admitted;
-    uint64_t readmit_term; /* votes only in terms above this */
 
     struct raft_progress prs[RAFT_MAX_VOTERS];
 
@@ -165,9 +165,14 @@ WEIR_MUST_CHECK int raft_leader_append(struct raft *r,
                                        uint32_t len,
                                        uint64_t *index);
 /* Leader: note voter pos's nonce; propose READMIT when it is new. */
-void raft_note_nonce(struct raft *r, uint32_t pos, uint64_t nonce);
+void raft_note_nonce(struct raft *r,
+                     uint32_t pos,
+                     uint64_t nonce,
+                     bool readmitted);
 /* Apply a committed READMIT to the table (and to our own status). */
 void raft_apply_readmit(struct raft *r, const struct raft_entry *e);
+/* The table names our nonce (from a snapshot of term_hint): admitted. */
 void raft_refresh_admitted(struct raft *r, uint64_t term_hint);
+bool raft_is_admitted(const struct raft *r);
 
 #endif /* CONTROLLER_QUORUM_RAFT_INT_H */

@@ -186,9 +186,11 @@ void raft_broadcast(struct raft *r, bool heartbeat)
 static uint64_t raft_counted_match(const struct raft *r, uint32_t i)
 {
     if (i == r->self) {
-        return r->self_admitted ? r->durable : 0;
+        return raft_is_admitted(r) ? r->durable : 0;
     }
-    return r->prs[i].nonce == r->admitted[i] ? r->prs[i].match : 0;
+    return r->prs[i].nonce == r->admitted[i] || r->prs[i].readmitted
+               ? r->prs[i].match
+               : 0;
 }
 
 void raft_maybe_commit(struct raft *r)
@@ -236,6 +238,7 @@ static void raft_reply_append(struct raft *r,
     resp.match = match;
     resp.hint = hint;
     resp.nonce = r->hs.nonce;
+    resp.readmitted = r->hs.nonce != 0 && raft_is_admitted(r);
     raft_send(r, &resp);
 }
 
@@ -382,7 +385,10 @@ raft_is_stale_incarnation(const struct raft *r, uint32_t pos, uint64_t nonce)
            (nonce == r->admitted[pos] && p->nonce != r->admitted[pos]);
 }
 
-void raft_note_nonce(struct raft *r, uint32_t pos, uint64_t nonce)
+void raft_note_nonce(struct raft *r,
+                     uint32_t pos,
+                     uint64_t nonce,
+                     bool readmitted)
 {
     struct raft_progress *p = &r->prs[pos];
     uint8_t d[RAFT_READMIT_BYTES];
@@ -392,11 +398,17 @@ void raft_note_nonce(struct raft *r, uint32_t pos, uint64_t nonce)
     if (nonce != p->nonce) {
         /* A new disk: what it had is gone. */
         p->nonce = nonce;
+        p->readmitted = false;
         p->match = 0;
         p->hb_match = 0;
         raft_progress_probe(p, raft_log_last(&r->log) + 1);
     }
-    if (nonce == r->admitted[pos] || p->proposed == nonce) {
+    /* Its own word is enough: it applied a committed READMIT, so no
+     * leader was elected with the votes its lost disk had cast in a later
+     * term than that READMIT's (raft_elect.c), and its term is at least
+     * that one: its acks are as good as any voter's. */
+    p->readmitted = p->readmitted || (readmitted && nonce != 0);
+    if (nonce == r->admitted[pos] || p->readmitted || p->proposed == nonce) {
         return;
     }
     for (int i = 0; i < 4; i++) {
@@ -424,7 +436,7 @@ int raft_step_append_resp(struct raft *r, const struct raft_msg *m)
         return 0;
     }
     p->contact_ms = r->now_ms;
-    raft_note_nonce(r, pos, m->nonce);
+    raft_note_nonce(r, pos, m->nonce, m->readmitted);
     if (m->success) {
         if (m->match > raft_log_last(&r->log)) {
             return 0; /* cannot be ours */

@@ -8,14 +8,25 @@
 #include "common/mem.h"
 #include "controller/quorum/raft_int.h"
 
+bool raft_is_admitted(const struct raft *r)
+{
+    return r->hs.nonce == 0 || r->hs.readmit_term != 0;
+}
+
+static void raft_admit_self(struct raft *r, uint64_t term)
+{
+    if (!raft_is_admitted(r)) {
+        /* Persisted with the ready before any vote it allows is sent. */
+        r->hs.readmit_term = term;
+        r->hs_dirty = true;
+    }
+}
+
 void raft_refresh_admitted(struct raft *r, uint64_t term_hint)
 {
-    bool was = r->self_admitted;
-
-    r->self_admitted = r->admitted[r->self] == r->hs.nonce;
-    if (r->self_admitted && !was && r->hs.nonce != 0) {
+    if (r->hs.nonce != 0 && r->admitted[r->self] == r->hs.nonce) {
         /* Learnt from a snapshot: its term is >= the READMIT's. */
-        r->readmit_term = term_hint;
+        raft_admit_self(r, term_hint);
     }
 }
 
@@ -39,13 +50,8 @@ void raft_apply_readmit(struct raft *r, const struct raft_entry *e)
         return;
     }
     r->admitted[pos] = nonce;
-    if (pos == r->self) {
-        bool now = nonce == r->hs.nonce;
-
-        if (now && !r->self_admitted) {
-            r->readmit_term = e->term;
-        }
-        r->self_admitted = now;
+    if (pos == r->self && nonce == r->hs.nonce && nonce != 0) {
+        raft_admit_self(r, e->term);
     }
 }
 
