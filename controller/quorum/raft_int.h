@@ -39,6 +39,7 @@ struct raft_progress {
     bool inflight;        /* PROBE: a batch is unanswered */
     uint32_t n_ahead;     /* REPLICATE: batches sent since the last answer */
     uint64_t nonce;       /* last nonce it reported */
+    uint64_t retired;     /* the nonce before `nonce`: stale */
     uint64_t proposed;    /* nonce of a READMIT proposed this term, 0 none */
     bool readmitted;      /* it said its READMIT for `nonce` is committed */
     uint64_t contact_ms;  /* last message from it (leader view) */

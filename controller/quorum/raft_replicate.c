@@ -374,15 +374,17 @@ int raft_step_append(struct raft *r, const struct raft_msg *m)
 }
 
 /* Ignore what an earlier incarnation of voter pos sent (it lost its disk
- * since): nonce 0 once the table names a nonce, or the table's nonce after
- * a new one was seen. */
+ * since): nonce 0 once a nonce was seen or admitted, or the nonce it had
+ * before the one it reports now. */
 static bool
 raft_is_stale_incarnation(const struct raft *r, uint32_t pos, uint64_t nonce)
 {
     const struct raft_progress *p = &r->prs[pos];
 
-    return (nonce == 0 && r->admitted[pos] != 0) ||
-           (nonce == r->admitted[pos] && p->nonce != r->admitted[pos]);
+    if (nonce == 0) {
+        return p->nonce != 0 || r->admitted[pos] != 0;
+    }
+    return nonce != p->nonce && nonce == p->retired;
 }
 
 void raft_note_nonce(struct raft *r,
@@ -397,6 +399,7 @@ void raft_note_nonce(struct raft *r,
 
     if (nonce != p->nonce) {
         /* A new disk: what it had is gone. */
+        p->retired = p->nonce;
         p->nonce = nonce;
         p->readmitted = false;
         p->match = 0;

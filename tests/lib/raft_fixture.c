@@ -527,6 +527,22 @@ void raft_fixture_dump_trace(const struct raft_fixture *f, FILE *out)
                 raft_fixture_is_pending(f, i),
                 (unsigned long long)m->next_tick_ms);
     }
+    for (uint32_t i = 0; i < f->o.n; i++) {
+        struct raft_peer_status ps[RAFT_MAX_VOTERS];
+        uint32_t np;
+
+        if (f->mem[i].r == NULL ||
+            raft_role(f->mem[i].r) != RAFT_ROLE_LEADER) {
+            continue;
+        }
+        np = raft_peer_status(f->mem[i].r, ps, RAFT_MAX_VOTERS);
+        for (uint32_t k = 0; k < np; k++) {
+            fprintf(out, "  leader %u sees %u: match %llu contact %llu%s\n",
+                    i + 1, ps[k].id, (unsigned long long)ps[k].match,
+                    (unsigned long long)ps[k].last_contact_ms,
+                    ps[k].readmitted ? " readmitted" : "");
+        }
+    }
     fprintf(out, "  now %llu, %u messages in flight\n",
             (unsigned long long)f->now_ms, f->nq);
 }
