@@ -346,6 +346,13 @@ bool raft_fixture_is_pending(const struct raft_fixture *f, uint32_t i)
     return m->disk.hs.nonce != 0 && m->disk.hs.readmit_term == 0;
 }
 
+bool raft_fixture_was_readmitted(const struct raft_fixture *f, uint32_t i)
+{
+    const struct rf_member *m = &f->mem[i];
+
+    return m->disk.hs.nonce != 0 && m->disk.hs.readmit_term != 0;
+}
+
 static bool rf_same_side(const struct raft_fixture *f, uint32_t a, uint32_t b)
 {
     return ((f->part_mask >> a) & 1u) == ((f->part_mask >> b) & 1u);
@@ -531,8 +538,7 @@ void raft_fixture_dump_trace(const struct raft_fixture *f, FILE *out)
         struct raft_peer_status ps[RAFT_MAX_VOTERS];
         uint32_t np;
 
-        if (f->mem[i].r == NULL ||
-            raft_role(f->mem[i].r) != RAFT_ROLE_LEADER) {
+        if (f->mem[i].r == NULL || raft_role(f->mem[i].r) != RAFT_ROLE_LEADER) {
             continue;
         }
         np = raft_peer_status(f->mem[i].r, ps, RAFT_MAX_VOTERS);

@@ -62,6 +62,9 @@ bool raft_fixture_is_up(const struct raft_fixture *f, uint32_t i);
 /* Lost its disk and has not applied its READMIT yet. */
 bool raft_fixture_is_pending(const struct raft_fixture *f, uint32_t i);
 
+/* Lost its disk and has applied its READMIT (or a snapshot naming it). */
+bool raft_fixture_was_readmitted(const struct raft_fixture *f, uint32_t i);
+
 /* Run the next event (a delivery or a due tick) in time order; false when
  * there is none before `until`. */
 bool raft_fixture_step(struct raft_fixture *f, uint64_t until);
@@ -93,5 +96,35 @@ uint64_t raft_fixture_sent_type(const struct raft_fixture *f,
 /* The first invariant violation, or NULL. */
 const char *raft_fixture_error(const struct raft_fixture *f);
 void raft_fixture_dump_trace(const struct raft_fixture *f, FILE *out);
+
+/* One core driven by hand (scenario tests): ids 1..n, election 1000 ms,
+ * heartbeat 100 ms, seed 1, a log of NORMAL entries with the given terms
+ * (empty data) after no snapshot. */
+int raft_fixture_one(uint32_t id,
+                     uint32_t n,
+                     const struct raft_hard_state *hs,
+                     const uint64_t *terms,
+                     uint32_t n_entries,
+                     struct raft **out);
+
+/* What one ready held (message scalars only; entries counted). */
+struct raft_fixture_rd {
+    bool hs_changed;
+    struct raft_hard_state hs;
+    bool has_snapshot;
+    uint64_t truncate_from;
+    uint32_t n_entries;
+    uint64_t first_index;
+    uint32_t n_committed;
+    uint32_t n_msgs;
+    struct raft_msg msgs[16]; /* entries/data pointers cleared */
+};
+
+/* raft_ready, copy, raft_advance. Returns raft_ready's result. */
+int raft_fixture_one_ready(struct raft *r, struct raft_fixture_rd *rd);
+/* The first message of type t to `to` in rd, or NULL. */
+const struct raft_msg *raft_fixture_rd_msg(const struct raft_fixture_rd *rd,
+                                           enum raft_msg_type t,
+                                           uint32_t to);
 
 #endif /* TESTS_LIB_RAFT_FIXTURE_H */

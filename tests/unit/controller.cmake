@@ -33,7 +33,8 @@ weir_unit_test(test_ctl_log
 # (N cores on virtual time, fake disks, a faulty network).
 add_library(weir_raft_fixture STATIC
   ${CMAKE_CURRENT_SOURCE_DIR}/lib/raft_fixture.c
-  ${CMAKE_CURRENT_SOURCE_DIR}/lib/raft_fixture_disk.c)
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/raft_fixture_disk.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/raft_fixture_one.c)
 weir_target_setup(weir_raft_fixture)
 target_link_libraries(weir_raft_fixture PUBLIC weir_quorum_core weir_common)
 

@@ -27,6 +27,11 @@
 #define SIM_HB_MS       20
 #define SIM_LIVE_MS     20000 /* virtual: to elect and commit after healing */
 
+/* What the schedules exercised, summed (printed once). */
+static struct {
+    uint64_t snapshot_chunks, disk_losses, readmitted, appends, votes;
+} sim_stats;
+
 struct sim {
     struct raft_fixture *f;
     uint32_t n;
@@ -101,6 +106,7 @@ static void sim_fault(struct sim *s, uint32_t step)
         i = (uint32_t)(raft_fixture_rand(s->f) % s->n);
         if (sim_may_lose(s, i)) {
             (void)raft_fixture_lose_disk(s->f, i);
+            sim_stats.disk_losses++;
         }
     } else if (a < 24) {
         i = sim_pick(s, true);
@@ -188,6 +194,13 @@ static bool sim_run(uint64_t seed, bool verbose)
     } else if (verbose) {
         sim_report(&s, "passed");
     }
+    for (uint32_t i = 0; i < s.n; i++) {
+        sim_stats.snapshot_chunks +=
+            raft_fixture_sent_type(s.f, i, RAFT_MSG_SNAPSHOT);
+        sim_stats.appends += raft_fixture_sent_entries(s.f, i);
+        sim_stats.votes += raft_fixture_sent_type(s.f, i, RAFT_MSG_VOTE);
+        sim_stats.readmitted += raft_fixture_was_readmitted(s.f, i);
+    }
     raft_fixture_free(s.f);
     return ok;
 }
@@ -207,6 +220,15 @@ static void test_raft_sim_schedules_keep_raft_safe_and_live(void **state)
     for (uint64_t seed = 1; seed <= n && failed < 3; seed++) {
         failed += !sim_run(seed, false);
     }
+    fprintf(stderr,
+            "raft sim: %llu schedules: %llu APPENDs with entries, %llu "
+            "VOTE requests, %llu snapshot chunks, %llu disk losses, %llu "
+            "members readmitted\n",
+            (unsigned long long)n, (unsigned long long)sim_stats.appends,
+            (unsigned long long)sim_stats.votes,
+            (unsigned long long)sim_stats.snapshot_chunks,
+            (unsigned long long)sim_stats.disk_losses,
+            (unsigned long long)sim_stats.readmitted);
     assert_int_equal(failed, 0);
 }
 
