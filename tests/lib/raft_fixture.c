@@ -135,6 +135,12 @@ static void rf_drain(struct raft_fixture *f, uint32_t i)
             rf_fail(f, "member %u: raft_ready failed", i + 1);
             return;
         }
+        if (raft_role(m->r) == RAFT_ROLE_LEADER &&
+            raft_commit_index(m->r) > m->disk.snap_index + m->disk.n) {
+            rf_fail(f, "leader %u commits %llu past its disk's last %llu",
+                    i + 1, (unsigned long long)raft_commit_index(m->r),
+                    (unsigned long long)(m->disk.snap_index + m->disk.n));
+        }
         if (rf_persist(f, i, &rd) != 0) {
             rf_fail(f, "member %u: persisting a ready failed", i + 1);
             raft_advance(m->r, &rd);
