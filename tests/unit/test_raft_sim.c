@@ -97,23 +97,31 @@ static void sim_fault(struct sim *s, uint32_t step)
         if (i != RAFT_FIXTURE_NONE) {
             raft_fixture_crash(s->f, i);
         }
-    } else if (a < 18) {
+    } else if (a < 14) {
+        /* Leaders crashing right after appending make old-term entries
+         * that a later leader may finish replicating (Raft's figure 8). */
+        i = raft_fixture_leader(s->f);
+        if (i != RAFT_FIXTURE_NONE) {
+            sim_propose(s, step);
+            raft_fixture_crash(s->f, i);
+        }
+    } else if (a < 24) {
         i = sim_pick(s, false);
         if (i != RAFT_FIXTURE_NONE) {
             (void)raft_fixture_restart(s->f, i);
         }
-    } else if (a < 20) {
+    } else if (a < 26) {
         i = (uint32_t)(raft_fixture_rand(s->f) % s->n);
         if (sim_may_lose(s, i)) {
             (void)raft_fixture_lose_disk(s->f, i);
             sim_stats.disk_losses++;
         }
-    } else if (a < 24) {
+    } else if (a < 30) {
         i = sim_pick(s, true);
         if (i != RAFT_FIXTURE_NONE) {
             (void)raft_fixture_snapshot(s->f, i);
         }
-    } else if (a < 50) {
+    } else if (a < 56) {
         sim_propose(s, step);
     }
 }
