@@ -88,8 +88,10 @@ static void rf_enqueue_one(struct raft_fixture *f, const struct raft_msg *m)
     p = (uint8_t *)q->buf + (size_t)m->n_entries * sizeof(*es);
     for (uint32_t k = 0; k < m->n_entries; k++) {
         es[k] = m->entries[k];
-        es[k].data = p;
-        memcpy(p, m->entries[k].data, m->entries[k].len);
+        es[k].data = m->entries[k].len > 0 ? p : NULL;
+        if (m->entries[k].len > 0) {
+            memcpy(p, m->entries[k].data, m->entries[k].len);
+        }
         p += m->entries[k].len;
     }
     q->m.entries = m->n_entries > 0 ? es : NULL;
