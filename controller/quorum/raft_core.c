@@ -305,7 +305,8 @@ static bool raft_msg_ok(const struct raft *r, const struct raft_msg *m)
     case RAFT_MSG_APPEND_RESP:
         return true;
     case RAFT_MSG_APPEND:
-        return raft_entries_ok(m);
+        /* Index 0 is the empty log's point: its term is 0. */
+        return (m->index > 0 || m->log_term == 0) && raft_entries_ok(m);
     case RAFT_MSG_SNAPSHOT:
         return m->len <= RAFT_MAX_SNAPSHOT_BYTES &&
                m->offset + m->len <= RAFT_MAX_SNAPSHOT_BYTES &&

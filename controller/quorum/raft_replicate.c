@@ -273,6 +273,9 @@ static uint64_t raft_refusal_hint(const struct raft *r, uint64_t prev)
     if (prev > last) {
         return last;
     }
+    if (prev <= r->commit) {
+        return r->commit; /* cannot conflict: the leader is wrong */
+    }
     t = raft_log_term(&r->log, prev);
     for (i = prev - 1; i > r->commit && raft_log_term(&r->log, i) == t; i--) {
     }

@@ -340,6 +340,112 @@ static void test_out_of_memory_leaves_the_core_unchanged(void **s)
     assert_int_equal(failed, 0); /* ran once with no failure left */
 }
 
+static uint64_t rnd(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Mostly small values, sometimes at or past RAFT_LIMIT or anything. */
+static uint64_t edgy(uint64_t *x)
+{
+    switch (rnd(x) % 32) {
+    case 0:
+        return RAFT_LIMIT - 2 + rnd(x) % 4;
+    case 1:
+        return rnd(x);
+    }
+    return rnd(x) % 8;
+}
+
+/* Random messages, most of them nonsense, into a core that also ticks and
+ * proposes: every call returns 0 or a documented error, nothing asserts,
+ * terms and indexes stay below the limit (run it under ASan/UBSan). */
+static void test_random_messages_never_break_the_core(void **s)
+{
+    static const uint8_t data[16];
+    struct raft_entry es[4];
+    struct raft_fixture_rd rd;
+    uint64_t x = 88172645463325252ull;
+    uint32_t accepted = 0, led = 0, cands = 0;
+    struct raft *r;
+    uint64_t index;
+
+    (void)s;
+    assert_int_equal(raft_fixture_one(1, 3, NULL, NULL, 0, &r), 0);
+    for (uint64_t t = 1; t < 100000; t++) {
+        struct raft_msg m =
+            msg((enum raft_msg_type)(1 + rnd(&x) % 7), (uint32_t)(rnd(&x) % 5),
+                1 + (rnd(&x) % 9 == 0), edgy(&x));
+        int rv;
+
+        if (t % 5000 == 0) { /* terms near the limit pin a core: anew */
+            raft_free(r);
+            assert_int_equal(raft_fixture_one(1, 3, NULL, NULL, 0, &r), 0);
+        }
+        m.pre_vote = rnd(&x) % 2;
+        m.granted = rnd(&x) % 2;
+        m.success = rnd(&x) % 2;
+        m.done = rnd(&x) % 2;
+        m.readmitted = rnd(&x) % 2;
+        m.nonce = rnd(&x) % 3;
+        m.index = edgy(&x);
+        m.log_term = edgy(&x) % (m.term + 1);
+        m.commit = edgy(&x);
+        m.match = edgy(&x);
+        m.hint = edgy(&x);
+        m.offset = rnd(&x) % 3 == 0 ? edgy(&x) * 16 : 0;
+        m.len = (uint32_t)(rnd(&x) % 17);
+        m.data = data;
+        m.n_entries = (uint32_t)(rnd(&x) % 5);
+        for (uint32_t k = 0; k < m.n_entries; k++) {
+            es[k].index = m.index + 1 + k;
+            es[k].term = m.log_term + (rnd(&x) % 2);
+            es[k].type = (enum raft_entry_type)(1 + rnd(&x) % 3);
+            es[k].data = data;
+            es[k].len = (uint32_t)(rnd(&x) % 13);
+        }
+        m.entries = es;
+        if (raft_role(r) == RAFT_ROLE_PRE_CANDIDATE ||
+            raft_role(r) == RAFT_ROLE_CANDIDATE) {
+            /* Help it win now and then, to fuzz a leader too. */
+            m.type = RAFT_MSG_VOTE_RESP;
+            m.pre_vote = raft_role(r) == RAFT_ROLE_PRE_CANDIDATE;
+            m.term = raft_term(r) + m.pre_vote;
+            m.granted = true;
+            m.from = 2;
+            m.to = 1;
+            m.log_term = 0;
+            m.index = 0;
+            m.commit = 0;
+            m.match = 0;
+            m.hint = 0;
+            m.offset = 0;
+            cands++;
+        } else if (rnd(&x) % 4 != 0) {
+            m.to = 0; /* mostly quiet: let the election timer fire */
+        }
+        rv = raft_step(r, &m, (t % 5000) * 50);
+        assert_true(rv == 0 || rv == WEIR_EMALFORMED);
+        accepted += rv == 0;
+        led += raft_role(r) == RAFT_ROLE_LEADER;
+        if (rnd(&x) % 2 == 0) {
+            assert_int_equal(raft_tick(r, (t % 5000) * 50), 0);
+        }
+        if (raft_role(r) == RAFT_ROLE_LEADER) {
+            assert_int_equal(raft_propose(r, data, 4, &index), 0);
+        }
+        assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+        assert_true(raft_term(r) < RAFT_LIMIT);
+        assert_true(raft_last_index(r) < RAFT_LIMIT);
+        assert_true(raft_commit_index(r) <= raft_last_index(r));
+    }
+    assert_true(accepted > 1000 && led > 1000 && cands > 100);
+    raft_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +459,7 @@ int main(void)
         cmocka_unit_test(test_snapshot_taken_drops_applied_entries),
         cmocka_unit_test(test_no_op_gates_the_active_leader),
         cmocka_unit_test(test_out_of_memory_leaves_the_core_unchanged),
+        cmocka_unit_test(test_random_messages_never_break_the_core),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
