@@ -68,7 +68,8 @@ static bool raft_start_ok(const struct raft_config *c,
     uint64_t prev_term = s->snapshot.term;
     bool vote_ok = s->hs.vote == 0;
 
-    if (s->hs.term >= RAFT_LIMIT || s->hs.readmit_term >= RAFT_LIMIT ||
+    if (s->hs.term >= RAFT_LIMIT || s->hs.readmit_term > s->hs.term ||
+        (s->hs.nonce == 0 && s->hs.readmit_term != 0) ||
         s->snapshot.index >= RAFT_LIMIT || s->snapshot.term > s->hs.term ||
         (s->snapshot.index == 0 && s->snapshot.term != 0) ||
         s->snapshot.len > RAFT_MAX_SNAPSHOT_BYTES ||

@@ -54,6 +54,12 @@ static void test_new_refuses_a_config_or_log_that_does_not_hold(void **state)
     gap.term = 2; /* above the hard state's term */
     assert_int_equal(raft_new(&cfg, &st, 0, &r), WEIR_EINVALID_ARGUMENT);
     gap.term = 1;
+    st.hs.readmit_term = 1; /* readmitted without a disk loss */
+    assert_int_equal(raft_new(&cfg, &st, 0, &r), WEIR_EINVALID_ARGUMENT);
+    st.hs.nonce = 9;
+    st.hs.readmit_term = 2; /* in a term not reached */
+    assert_int_equal(raft_new(&cfg, &st, 0, &r), WEIR_EINVALID_ARGUMENT);
+    st.hs.readmit_term = 1;
     assert_int_equal(raft_new(&cfg, &st, 0, &r), 0);
     assert_int_equal(raft_last_index(r), 1);
     raft_free(r);
