@@ -20,12 +20,15 @@
  *
  * Contract of the ready loop (the adapter does, in this order):
  *   1. persist rd.hard_state when rd.hard_state_changed (fsync);
- *   2. install rd.snapshot when rd.has_snapshot (replace the log);
- *   3. cut the log from rd.truncate_from when != 0, append rd.entries,
- *      fsync;
+ *   2. install rd.snapshot when rd.has_snapshot (the state machine takes
+ *      its bytes; drop log entries up to its index, keep later ones);
+ *   3. cut the log from rd.truncate_from when != 0 (then it equals the
+ *      first entry's index), append rd.entries, fsync;
  *   4. send rd.msgs (only after 1-3 are durable);
  *   5. apply rd.committed (entries known committed, in order);
  *   6. raft_advance(r, &rd): the core learns what is durable.
+ * No event (tick, step, propose, snapshot_taken) may come between
+ * raft_ready and raft_advance: it is refused with WEIR_EINVALID_ARGUMENT.
  * Locality: one thread (the controller loop). */
 #ifndef CONTROLLER_QUORUM_RAFT_H
 #define CONTROLLER_QUORUM_RAFT_H
@@ -79,18 +82,26 @@ struct raft_msg {
     enum raft_msg_type type;
     uint32_t from;
     uint32_t to;
-    uint64_t term;  /* a pre-vote carries the term it would campaign in */
-    bool pre_vote;  /* VOTE, VOTE_RESP */
-    bool granted;   /* VOTE_RESP */
-    uint64_t nonce; /* VOTE, APPEND_RESP: the sender's readmission nonce */
+    uint64_t term; /* a pre-vote carries the term it would campaign in */
+    bool pre_vote; /* VOTE, VOTE_RESP */
+    bool granted;  /* VOTE_RESP */
+    /* APPEND_RESP: the sender (nonce != 0) applied a committed
+     * READMIT(its id, nonce), so the leader may count it before the
+     * leader's own table shows it. */
+    bool readmitted;
+    uint64_t nonce; /* VOTE, APPEND_RESP: the sender's readmission nonce
+                     * (also set in VOTE_RESP, SNAPSHOT_RESP; unused) */
     /* VOTE: the candidate's last entry. APPEND: the entry before entries.
      * SNAPSHOT: the snapshot's last included entry. */
     uint64_t index;
     uint64_t log_term;
     uint64_t commit; /* APPEND: leader's commit index */
-    /* APPEND_RESP: success -> match index; refusal -> the follower's last
-     * index (a hint where to retry). SNAPSHOT_RESP: bytes received so far
-     * (offset) or, when done, the snapshot index. */
+    /* APPEND_RESP: success -> match index; refusal -> hint: where to
+     * retry (the last index before the follower's conflicting term), and
+     * index: the refused APPEND's index (spots stale refusals).
+     * SNAPSHOT_RESP: index: the snapshot's; success: chunk taken; offset:
+     * bytes received so far; done (with success): installed, match is the
+     * snapshot index. */
     bool success;
     uint64_t match;
     uint64_t hint;
@@ -109,6 +120,10 @@ struct raft_hard_state {
     uint64_t term;
     uint32_t vote;  /* 0: none in term */
     uint64_t nonce; /* readmission nonce (0: never lost its disk) */
+    /* nonce != 0: the term of the applied READMIT(self, nonce) (or of the
+     * snapshot that carried it); 0: not readmitted yet. Votes only in
+     * terms above it. */
+    uint64_t readmit_term;
 };
 
 /* Snapshot metadata plus its bytes (the state machine's image). */
@@ -129,6 +144,7 @@ struct raft_config {
     uint64_t election_timeout_ms;   /* 1000; randomised in [t, 2t) */
     uint64_t heartbeat_interval_ms; /* 100 */
     uint64_t seed;                  /* jitter */
+    uint32_t snapshot_chunk_bytes;  /* 0: RAFT_SNAPSHOT_CHUNK (tests) */
 };
 
 /* What the core starts from: the hard state and the log on disk. */

@@ -27,3 +27,19 @@ weir_unit_test(test_ctl_sim
 weir_unit_test(test_ctl_log
   SOURCES ${CTL_TEST_DIR}/test_ctl_log.c
   LIBS weir_controller)
+
+# The Raft core of the controller quorum (controller/quorum): scenario tests
+# and a seeded simulation, on the fixture in tests/lib/raft_fixture.[ch]
+# (N cores on virtual time, fake disks, a faulty network).
+add_library(weir_raft_fixture STATIC
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/raft_fixture.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/raft_fixture_disk.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/lib/raft_fixture_one.c)
+weir_target_setup(weir_raft_fixture)
+target_link_libraries(weir_raft_fixture PUBLIC weir_quorum_core weir_common)
+
+foreach(t core elect replicate sim)
+  weir_unit_test(test_raft_${t}
+    SOURCES ${CTL_TEST_DIR}/test_raft_${t}.c
+    LIBS weir_raft_fixture)
+endforeach()
