@@ -129,8 +129,10 @@ static int ctl_log_torn_or_corrupt(const struct ctl_log *l,
 static int ctl_log_replay_v1(struct ctl_log *l,
                              const struct ctl_log_frame *f,
                              struct ctl_log_replay *rs,
+                             bool *hold,
                              struct err_detail *ed)
 {
+    *hold = false;
     if (f->index <= l->snap_index) {
         if (f->index == l->snap_index) {
             rs->seen_snap = true;
@@ -161,15 +163,18 @@ static int ctl_log_replay_v1(struct ctl_log *l,
     if (f->type == RAFT_ENTRY_NORMAL) {
         l->next_off = f->first + f->count;
     }
-    return 1;
+    *hold = true;
+    return 0;
 }
 
 /* A version-0 frame: a batch the snapshot already holds is skipped; else
  * it is the next entry, of term 0, and its records follow the last. */
 static int ctl_log_replay_v0(struct ctl_log *l,
                              struct ctl_log_frame *f,
+                             bool *hold,
                              struct err_detail *ed)
 {
+    *hold = false;
     if (l->n_ents == 0 && f->first + f->count <= l->next_off) {
         return 0; /* the snapshot already holds it */
     }
@@ -181,7 +186,8 @@ static int ctl_log_replay_v0(struct ctl_log *l,
     }
     f->index = ctl_log_last_index(l) + 1;
     l->next_off = f->first + f->count;
-    return 1;
+    *hold = true;
+    return 0;
 }
 
 /* One CRC-valid frame: hold it as an entry and, for a single controller,
@@ -193,11 +199,12 @@ static int ctl_log_replay_frame(struct ctl_log *l,
                                 struct err_detail *ed)
 {
     struct raft_entry e;
+    bool hold = false;
     int rv;
 
-    rv = f->version == 0 ? ctl_log_replay_v0(l, f, ed)
-                         : ctl_log_replay_v1(l, f, rs, ed);
-    if (rv <= 0) {
+    rv = f->version == 0 ? ctl_log_replay_v0(l, f, &hold, ed)
+                         : ctl_log_replay_v1(l, f, rs, &hold, ed);
+    if (rv != 0 || !hold) {
         return rv;
     }
     e.index = f->index;
