@@ -86,6 +86,9 @@ static int ctl_log_frame_body(const uint8_t *body,
                               struct err_detail *ed)
 {
     if (body[0] < 0x80) {
+        if (blen > CTL_LOG_FRAME_MAX_BATCH) {
+            return err_set(ed, WEIR_ECORRUPT, "batch of %u bytes", blen);
+        }
         f->version = 0;
         f->type = RAFT_ENTRY_NORMAL;
         f->data.p = body;
@@ -284,8 +287,7 @@ int ctl_log_snap_head_decode(const uint8_t *p,
             return err_set(ed, WEIR_ECORRUPT, "snapshot head truncated");
         }
     }
-    *used = c.pos;
-    if (!cur_u32be(&c, &crc) || crc != crc32c(p, *used)) {
+    if (!cur_u32be(&c, &crc) || crc != crc32c(p, c.pos - 4)) {
         return err_set(ed, WEIR_ECORRUPT, "snapshot head fails its CRC");
     }
     if (h->index >= RAFT_LIMIT || h->term >= RAFT_LIMIT ||

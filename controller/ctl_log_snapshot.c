@@ -116,12 +116,17 @@ static int ctl_log_rewrite(struct ctl_log *l, uint32_t k, struct err_detail *ed)
     l->file_bytes = b.len;
     buf_fini(&b);
     drop = k < l->n_ents ? l->ents[k].data_at : l->ent_data.len;
-    memmove(l->ent_data.data, l->ent_data.data + drop, l->ent_data.len - drop);
+    if (drop > 0 && drop < l->ent_data.len) {
+        memmove(l->ent_data.data, l->ent_data.data + drop,
+                l->ent_data.len - drop);
+    }
     l->ent_data.len -= drop;
     for (i = k; i < l->n_ents; i++) {
         l->ents[i].data_at -= drop;
     }
-    memmove(l->ents, l->ents + k, (l->n_ents - k) * sizeof(*l->ents));
+    if (k > 0 && k < l->n_ents) {
+        memmove(l->ents, l->ents + k, (l->n_ents - k) * sizeof(*l->ents));
+    }
     l->n_ents -= k;
     return 0;
 }

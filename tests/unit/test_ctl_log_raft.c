@@ -379,6 +379,55 @@ static void test_install_snapshot(void **state)
     meta_image_free(img);
 }
 
+/* A crash between an installed snapshot and the log's replacement, when
+ * the old log agrees with the snapshot at its index (same term): the
+ * entries after it are kept, as Raft keeps a log that extends the
+ * snapshot. */
+static void test_install_crash_keeps_matching_entries(void **state)
+{
+    struct rfx *f = *state;
+    struct raft_entry e[4];
+    struct raft_snapshot snap;
+    struct meta_image *img = NULL;
+    struct ctl_log_stats st;
+    struct ctl_log *leader = NULL;
+    struct err_detail ed;
+    struct weir_buf body;
+    char ldir[80];
+    char saved[160];
+
+    (void)snprintf(ldir, sizeof(ldir), "%s/leader", f->dir);
+    assert_int_equal(
+        ctl_log_raft_open(ldir, rfx_voters, 3, &leader, &img, &st, &ed), 0);
+    e[0] = rfx_noop(1, 2);
+    e[1] = rfx_normal(2, 2, rfx_join(f, 1));
+    e[2] = rfx_noop(3, 2);
+    e[3] = rfx_noop(4, 2);
+    assert_int_equal(ctl_log_raft_append(leader, e, 3, &ed), 0);
+    assert_int_equal(ctl_log_raft_apply(leader, 3, img, &ed), 0);
+    assert_int_equal(ctl_log_snapshot(leader, img, &ed), 0);
+    buf_init(&body);
+    assert_int_equal(ctl_log_raft_snapshot_read(leader, &body, &snap, &ed), 0);
+    assert_int_equal(ctl_log_raft_append(f->log, e, 4, &ed), 0);
+    (void)snprintf(saved, sizeof(saved), "%s/saved.log", f->dir);
+    rfx_copy(f->path, saved);
+    meta_image_free(f->img);
+    f->img = NULL;
+    assert_int_equal(ctl_log_raft_install(f->log, &snap, &f->img, &ed), 0);
+    ctl_log_close(f->log);
+    f->log = NULL;
+    assert_int_equal(rename(saved, f->path), 0);
+    rfx_reopen(f, &st);
+    assert_int_equal(st.cut_bytes, 0);
+    assert_int_equal(ctl_log_raft_snapshot_index(f->log), 3);
+    assert_int_equal(ctl_log_raft_last_index(f->log), 4);
+    assert_int_equal(ctl_log_raft_applied(f->log), 3);
+    assert_true(meta_image_equal(f->img, ctl_core_image(f->core)));
+    buf_fini(&body);
+    ctl_log_close(leader);
+    meta_image_free(img);
+}
+
 /* A committed READMIT sets the voter's nonce in the readmission table; a
  * snapshot keeps the table; a READMIT of a non-voter does not apply. */
 static void test_readmit_and_compaction(void **state)
@@ -508,6 +557,8 @@ int main(void)
                                         rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(test_install_snapshot, rfx_setup,
                                         rfx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_install_crash_keeps_matching_entries, rfx_setup, rfx_teardown),
         cmocka_unit_test_setup_teardown(test_readmit_and_compaction, rfx_setup,
                                         rfx_teardown),
         cmocka_unit_test_setup_teardown(test_damage_is_refused_torn_tail_cut,
