@@ -310,6 +310,7 @@ static void test_install_snapshot(void **state)
     struct rfx *f = *state;
     struct raft_entry e[3];
     struct raft_snapshot snap;
+    struct meta_image *other = NULL;
     struct meta_image *img = NULL;
     struct ctl_log_stats st;
     struct ctl_log *leader = NULL;
@@ -349,7 +350,7 @@ static void test_install_snapshot(void **state)
     assert_int_equal(ctl_log_raft_last_index(f->log), 3);
     assert_int_equal(ctl_log_raft_applied(f->log), 3);
     assert_int_equal(ctl_log_raft_admitted(f->log)[2], 555);
-    assert_int_equal(ctl_log_raft_install(f->log, &snap, &img, &ed),
+    assert_int_equal(ctl_log_raft_install(f->log, &snap, &other, &ed),
                      WEIR_EINVALID_ARGUMENT); /* not past applied */
     rfx_reopen(f, NULL);
     assert_true(meta_image_equal(f->img, ctl_core_image(f->core)));
@@ -371,11 +372,12 @@ static void test_install_snapshot(void **state)
     /* bytes that do not decode change nothing */
     body.data[6] ^= 0x5a; /* in the chain values' head: CRC */
     snap.index = 9;
-    assert_int_equal(ctl_log_raft_install(f->log, &snap, &img, &ed),
+    assert_int_equal(ctl_log_raft_install(f->log, &snap, &other, &ed),
                      WEIR_ECORRUPT);
     assert_int_equal(ctl_log_raft_last_index(f->log), 4);
     buf_fini(&body);
     ctl_log_close(leader);
+    assert_null(other);
     meta_image_free(img);
 }
 
