@@ -11,6 +11,7 @@
 
 #include "common/mem.h"
 #include "common/trace.h"
+#include "controller/ctl_hardstate.h"
 #include "controller/ctl_log_int.h"
 
 /* Hold the entries encoded in b (n version-1 frames) in memory. */
@@ -246,6 +247,13 @@ int ctl_log_raft_start(const struct ctl_log *l,
     start->n_entries = l->n_ents;
     start->entries = *ents;
     return 0;
+}
+
+int ctl_log_raft_save_hard_state(const struct ctl_log *l,
+                                 const struct raft_hard_state *hs,
+                                 struct err_detail *ed)
+{
+    return ctl_hardstate_save(l->dir, hs, ed);
 }
 
 uint64_t ctl_log_raft_last_index(const struct ctl_log *l)

@@ -105,6 +105,13 @@ WEIR_MUST_CHECK int ctl_log_raft_start(const struct ctl_log *l,
                                        struct raft_start *start,
                                        struct raft_entry **ents);
 
+/* Replace the log directory's raft-state with hs (ctl_hardstate_save:
+ * atomic, fsynced). Errors: as ctl_hardstate_save. */
+WEIR_MUST_CHECK int
+ctl_log_raft_save_hard_state(const struct ctl_log *l,
+                             const struct raft_hard_state *hs,
+                             struct err_detail *ed);
+
 /* Queries. term_at: the term of the entry at index (the snapshot's term at
  * its index), 0 with *found false outside snapshot index .. last index. */
 uint64_t ctl_log_raft_last_index(const struct ctl_log *l);

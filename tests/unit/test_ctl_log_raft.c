@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "common/mem.h"
+#include "controller/ctl_hardstate.h"
 #include "controller/ctl_log.h"
 #include "controller/ctl_log_frame.h"
 #include "controller/ctl_log_raft.h"
@@ -528,7 +529,8 @@ static void test_damage_is_refused_torn_tail_cut(void **state)
     assert_int_equal(ctl_log_raft_last_index(f->log), 3);
 }
 
-/* What the core starts from: the snapshot's metadata and every entry. */
+/* What the core starts from: the snapshot's metadata and every entry;
+ * the hard state saved beside the log. */
 static void test_raft_start(void **state)
 {
     struct rfx *f = *state;
@@ -547,6 +549,16 @@ static void test_raft_start(void **state)
     assert_int_equal(start.entries[1].term, 4);
     assert_memory_equal(start.entries[1].data, e[1].data, e[1].len);
     mem_free(ents);
+    {
+        struct raft_hard_state hs = {.term = 4, .vote = 1, .nonce = 0};
+        struct raft_hard_state back;
+        bool found = false;
+        assert_int_equal(ctl_log_raft_save_hard_state(f->log, &hs, &ed), 0);
+        assert_int_equal(ctl_hardstate_load(f->dir, &back, &found, &ed), 0);
+        assert_true(found);
+        assert_int_equal(back.term, 4);
+        assert_int_equal(back.vote, 1);
+    }
 }
 
 int main(void)
