@@ -4,12 +4,11 @@
  * in the middle. Why each rule holds is said where it is applied; the
  * format is in ctl_log.h and ctl_log_frame.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <fcntl.h>
 
 #include "common/crc32c.h"
 #include "common/datadir.h"
