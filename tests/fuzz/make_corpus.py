@@ -320,6 +320,75 @@ def chain_seeds():
     }
 
 
+# ---- controller metadata.log frames (controller/ctl_log_frame.h) -------
+
+
+def log_frame(body):
+    return struct.pack(">II", len(body), crc32c(body)) + body
+
+
+def log_batch(first, records):
+    body = struct.pack(">qI", first, len(records))
+    return body + b"".join(struct.pack(">I", len(r)) + r for r in records)
+
+
+def log_entry(index, term, etype, data=b""):
+    return log_frame(struct.pack(">BBQQ", 0x81, etype, index, term) + data)
+
+
+def snap_head(index, term, admitted=(0,) * 7):
+    body = struct.pack(">IBQQB", 0x574D5253, 0, index, term, len(admitted))
+    body += b"".join(struct.pack(">Q", a) for a in admitted)
+    return body + struct.pack(">I", crc32c(body))
+
+
+def log_frame_seeds():
+    batch = log_batch(5, [b"\x09\x00\x01", b"\x02\x00"])
+    v0 = log_frame(batch)
+    normal = log_entry(7, 2, 1, batch)
+    readmit = log_entry(8, 2, 3, struct.pack(">IQ", 3, 0x1234567890ABCDEF))
+    return {
+        "v0-batch": v0,
+        "v1-normal": normal,
+        "v1-noop": log_entry(1, 1, 2),
+        "v1-readmit": readmit,
+        "v1-readmit-zero-nonce": log_entry(8, 2, 3, struct.pack(">IQ", 3, 0)),
+        "v1-bad-type": log_entry(1, 1, 9),
+        "v1-index-zero": log_entry(0, 1, 2),
+        "v1-noop-with-data": log_entry(1, 1, 2, b"x"),
+        "v0-bad-crc": v0[:-1] + bytes([v0[-1] ^ 1]),
+        "v0-count-too-big": log_frame(struct.pack(">qI", 0, 9) + b"\0" * 8),
+        "v0-negative-first": log_frame(log_batch(-1, [b"\x01"])),
+        "v1-short": normal[:-3],
+        "snap-head": snap_head(42, 3, (0, 99, 0, 0, 0, 0, 0)),
+        "snap-head-two": snap_head(1, 1, (5, 6)),
+        "snap-head-term-no-index": snap_head(0, 2),
+        "snap-head-bad-crc": snap_head(4, 1)[:-1] + b"\0",
+    }
+
+
+# ---- controller raft-state (controller/ctl_hardstate.h) ----------------
+
+
+def hard_state(term, vote, nonce, magic=0x574D4853, version=0):
+    body = struct.pack(">IBQIQ", magic, version, term, vote, nonce)
+    return body + struct.pack(">I", crc32c(body))
+
+
+def hardstate_seeds():
+    ok = hard_state(7, 2, 0)
+    return {
+        "ok": ok,
+        "nonce": hard_state(1, 0, 0xDEADBEEF),
+        "zeros": hard_state(0, 0, 0),
+        "vote-at-term-0": hard_state(0, 3, 0),
+        "bad-crc": ok[:-1] + bytes([ok[-1] ^ 1]),
+        "bad-version": hard_state(1, 1, 0, version=1),
+        "short": ok[:-1],
+        "long": ok + b"\0",
+    }
+
+
 # ---- output ------------------------------------------------------------
 
 
@@ -344,7 +413,9 @@ def main():
                           ("envelope", envelope_seeds()),
                           ("batch", batch_seeds()),
                           ("config", config_seeds()),
-                          ("ctl_chain", chain_seeds())):
+                          ("ctl_chain", chain_seeds()),
+                          ("ctl_log_frame", log_frame_seeds()),
+                          ("ctl_hardstate", hardstate_seeds())):
         write_dir(os.path.join(out, target), seeds, regress.get(target, {}))
 
 

@@ -43,3 +43,11 @@ foreach(t core elect replicate sim)
     SOURCES ${CTL_TEST_DIR}/test_raft_${t}.c
     LIBS weir_raft_fixture)
 endforeach()
+
+# The Raft side of the metadata log: frame and hard-state codecs, the
+# start decision (pure), and the log as a Raft log (a temporary directory).
+foreach(t log_frame start_decide log_raft)
+  weir_unit_test(test_ctl_${t}
+    SOURCES ${CTL_TEST_DIR}/test_ctl_${t}.c
+    LIBS weir_controller)
+endforeach()
