@@ -27,3 +27,12 @@ weir_unit_test(test_ctl_sim
 weir_unit_test(test_ctl_log
   SOURCES ${CTL_TEST_DIR}/test_ctl_log.c
   LIBS weir_controller)
+
+# The quorum's wire (controller/quorum/): codec and --voters parser (pure),
+# and the transport over real loopback sockets on one event_base.
+weir_unit_test(test_raft_codec
+  SOURCES ${CTL_TEST_DIR}/test_raft_codec.c
+  LIBS weir_quorum_wire)
+weir_unit_test(test_raft_net
+  SOURCES ${CTL_TEST_DIR}/test_raft_net.c
+  LIBS weir_quorum_wire)
