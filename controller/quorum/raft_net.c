@@ -33,7 +33,6 @@ struct raft_net_peer {
     struct bufferevent *bev;        /* NULL: none; else connecting or up */
     struct event *retry;            /* reconnect timer */
     bool connected;
-    bool dead;        /* bev failed: the retry timer frees it */
     bool answered;    /* the peer wrote back (logged once per connection) */
     uint32_t attempt; /* failures since the last connect */
     struct raft_net_frame *q; /* ring of queue_max */
@@ -172,7 +171,6 @@ static void raft_net_event_cb(struct bufferevent *bev, short what, void *arg)
     }
     p->connected = false;
     p->st.connected = false;
-    p->dead = true;
     bufferevent_disable(p->bev, EV_READ | EV_WRITE);
     raft_net_arm_retry(p);
 }
@@ -187,7 +185,6 @@ static void raft_net_retry_cb(evutil_socket_t fd, short what, void *arg)
         bufferevent_free(p->bev);
         p->bev = NULL;
     }
-    p->dead = false;
     p->answered = false;
     raft_net_connect(p);
 }
