@@ -17,6 +17,7 @@
 #include "common/net/srv.h"
 #include "controller/ctl_log.h"
 #include "controller/elect/ctl_core.h"
+#include "controller/quorum/raft_voters.h"
 #include "proto/weir.pb-c.h"
 
 struct event_base;
@@ -51,12 +52,23 @@ struct ctl_server_config {
     char *bootstrap_users_file;
     bool auto_format;
     char *cluster_id;
+    /* controller quorum (controller/quorum/): 0 and NULL without one */
+    int64_t id;
+    char *voters;
+    int64_t election_timeout_ms;
+    int64_t raft_heartbeat_interval_ms;
 };
 
 extern const struct cfg_option ctl_options[];
 extern const size_t ctl_options_count;
 
 struct ctl_wait; /* a parked FetchMetadata (ctl_rpc.c) */
+
+/* Where RaftMessage requests go (raft_net_on_request): it must finish req
+ * (one-way, no answer). r is freed after the call. */
+typedef void (*ctl_raft_fn)(void *arg,
+                            struct srv_req *req,
+                            const Weir__Request *r);
 
 #define CTL_CLUSTER_ID_CAP 65 /* METAPROPS_ID_MAX + 1 */
 
@@ -79,6 +91,9 @@ struct ctl_server {
     struct event *sig_int;
     char address[300]; /* host:port given to clients as the controller */
     char cluster_id[CTL_CLUSTER_ID_CAP]; /* from meta.properties */
+    struct raft_voters voters;           /* --voters; n == 0: no quorum */
+    ctl_raft_fn raft_hook; /* NULL: RaftMessage is UNSUPPORTED_API */
+    void *raft_hook_arg;
     int exit_code;
     bool stopping;
 };
@@ -87,6 +102,14 @@ struct ctl_server {
 WEIR_MUST_CHECK int ctl_server_core_config(const struct ctl_server_config *c,
                                            struct ctl_config *out,
                                            struct err_detail *ed);
+
+/* The quorum options: --voters parsed into *voters (n 0 without it),
+ * --id one of them, the Raft timeouts consistent. Without --voters, --id
+ * is not used (WEIR_ID is also the broker's id variable).
+ * Errors: WEIR_ECONFIG. */
+WEIR_MUST_CHECK int ctl_server_quorum_config(const struct ctl_server_config *c,
+                                             struct raft_voters *voters,
+                                             struct err_detail *ed);
 
 /* ctl_ident.c: the data dir's identity (meta.properties).
  * Format dir as a new cluster (cluster_id, or a random one when NULL or

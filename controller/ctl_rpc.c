@@ -690,6 +690,19 @@ ctl_rpc_route(struct ctl_server *s, struct srv_req *req, const Weir__Request *r)
     case WEIR__REQUEST__BODY_DESCRIBE_ACLS:
         ctl_sec_rpc(s, req, r);
         break;
+    case WEIR__REQUEST__BODY_RAFT:
+        if (s->voters.n > 0 && s->raft_hook != NULL) {
+            /* one-way: the hook finishes req without an answer */
+            s->raft_hook(s->raft_hook_arg, req, r);
+            break;
+        }
+        ctl_rpc_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
+                      s->voters.n == 0
+                          ? "this controller is not a quorum member (no "
+                            "--voters)"
+                          : "this controller does not run the quorum yet",
+                      false);
+        break;
     default:
         ctl_rpc_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
                       "the controller does not serve this call; ask a broker",

@@ -389,6 +389,104 @@ def hardstate_seeds():
     }
 
 
+# ---- controller quorum: RaftMessage frames, --voters text -------------
+
+
+def raft_frame(typ, fields=(), entries=(), payload=b"", cluster="c1",
+               voter=1, to=2, admitted=()):
+    """A Request frame with body raft (50); fields: (number, value)."""
+    body = pb_bytes(1, cluster) + pb_varint(2, voter) + pb_varint(3, to)
+    body += pb_varint(4, typ)
+    for num, val in fields:
+        body += pb_varint(num, val)
+    for idx, term, etype, n in entries:
+        body += pb_bytes(15, pb_varint(1, idx) + pb_varint(2, term) +
+                         pb_varint(3, etype) + pb_varint(4, n))
+    for a in admitted:
+        body += pb_varint(19, a)
+    return frame(request(0, 50, body, client="raft"), payload)
+
+
+def raft_codec_seeds():
+    limit = 1 << 62
+    app = [(11, 3, 1, 4), (12, 3, 2, 0), (13, 3, 3, 12)]
+    app_bytes = b"abcd" + b"\0\0\0\x02" + b"\0" * 7 + b"\x09"
+    return {
+        "vote": raft_frame(1, [(5, 3), (6, 1), (8, 77), (9, 10), (10, 2)]),
+        "vote-resp": raft_frame(2, [(5, 3), (7, 1)], voter=2, to=1),
+        "append": raft_frame(3, [(5, 3), (9, 10), (10, 2), (11, 9)], app,
+                             app_bytes),
+        "heartbeat": raft_frame(3, [(5, 3), (9, 13), (10, 3), (11, 13)]),
+        "append-resp": raft_frame(4, [(5, 3), (8, 5), (12, 1), (13, 13),
+                                      (14, 13)], voter=3, to=1),
+        "snapshot": raft_frame(5, [(5, 4), (9, 100), (10, 4), (16, 0),
+                                   (17, 1), (18, 6)], payload=b"image!",
+                               admitted=(0, 9)),
+        "snapshot-resp": raft_frame(6, [(5, 4), (12, 1), (13, 100)]),
+        "bad-type": raft_frame(7, [(5, 1)]),
+        "type-zero": raft_frame(0, [(5, 1)]),
+        "term-at-limit": raft_frame(1, [(5, limit)]),
+        "commit-at-limit": raft_frame(3, [(5, 1), (11, limit)]),
+        "self-addressed": raft_frame(1, [(5, 1)], voter=2, to=2),
+        "voter-zero": raft_frame(1, [(5, 1)], voter=0),
+        "voter-too-big": raft_frame(1, [(5, 1)], voter=1 << 31),
+        "no-cluster": raft_frame(1, [(5, 1)], cluster=""),
+        "long-cluster": raft_frame(1, [(5, 1)], cluster="x" * 65),
+        "sizes-short": raft_frame(3, [(5, 3), (9, 10)], app, app_bytes[:-1]),
+        "sizes-long": raft_frame(3, [(5, 3), (9, 10)], app, app_bytes + b"!"),
+        "entries-not-dense": raft_frame(3, [(5, 3), (9, 10)],
+                                        [(11, 3, 1, 0), (13, 3, 1, 0)]),
+        "entry-type-bad": raft_frame(3, [(5, 3), (9, 10)], [(11, 3, 4, 0)]),
+        "entry-too-big": raft_frame(3, [(5, 3), (9, 10)],
+                                    [(11, 3, 1, 64 * 1024 * 1024 + 1)]),
+        "too-many-entries": raft_frame(3, [(5, 3), (9, 0)],
+                                       [(i + 1, 3, 1, 0) for i in range(257)]),
+        "batch-of-256": raft_frame(3, [(5, 3), (9, 0)],
+                                   [(i + 1, 3, 2, 0) for i in range(256)]),
+        "entries-on-vote": raft_frame(1, [(5, 3), (9, 10)], [(11, 3, 1, 0)]),
+        "payload-on-vote": raft_frame(1, [(5, 3)], payload=b"x"),
+        "chunk-too-big": raft_frame(5, [(5, 4), (18, 1024 * 1024 + 1)]),
+        "chunk-on-append": raft_frame(3, [(5, 4), (18, 2)], payload=b"xy"),
+        "admitted-8": raft_frame(5, [(5, 4)], admitted=range(1, 9)),
+        "admitted-on-vote": raft_frame(1, [(5, 4)], admitted=(3,)),
+        "chunk-past-limit": raft_frame(5, [(5, 4), (16, limit - 1),
+                                           (18, 2)], payload=b"xy"),
+        "not-raft": frame(request(1, 10, pb_bytes(1, "t")), b""),
+        "not-protobuf": frame(b"\xff\xff\xff", b""),
+    }
+
+
+def raft_voters_seeds():
+    return {
+        "three": b"1@10.0.0.1:9093,2@10.0.0.2:9093,3@10.0.0.3:9093",
+        "names": b"1@ctl-a.example:9093,2@ctl-b.example:9093,"
+                 b"3@ctl-c:9093",
+        "ipv6": b"1@[::1]:9093,2@[fe80::1]:9093,3@[2001:db8::7]:1",
+        "one": b"7@localhost:65535",
+        "seven": b",".join(b"%d@h%d:9" % (i, i) for i in range(1, 8)),
+        "eight": b",".join(b"%d@h%d:9" % (i, i) for i in range(1, 9)),
+        "dup-id": b"1@a:1,1@b:1",
+        "dup-addr": b"1@a:1,2@A:1",
+        "port-zero": b"1@a:0",
+        "port-big": b"1@a:65536",
+        "id-zero": b"0@a:1",
+        "id-big": b"2147483648@a:1",
+        "id-max": b"2147483647@a:1",
+        "leading-zero": b"01@a:1",
+        "empty": b"",
+        "empty-elem": b"1@a:1,,2@b:1",
+        "trailing-comma": b"1@a:1,",
+        "space": b"1@a:1, 2@b:1",
+        "no-at": b"1a:1",
+        "no-port": b"1@a",
+        "v6-no-brackets": b"1@::1:9",
+        "v6-bad": b"1@[::g]:9",
+        "bad-ipv4": b"1@256.1.1.1:9",
+        "bad-label": b"1@-a.b:9",
+        "underscore": b"1@a_b:9",
+    }
+
+
 # ---- output ------------------------------------------------------------
 
 
@@ -415,7 +513,9 @@ def main():
                           ("config", config_seeds()),
                           ("ctl_chain", chain_seeds()),
                           ("ctl_log_frame", log_frame_seeds()),
-                          ("ctl_hardstate", hardstate_seeds())):
+                          ("ctl_hardstate", hardstate_seeds()),
+                          ("raft_codec", raft_codec_seeds()),
+                          ("raft_voters", raft_voters_seeds())):
         write_dir(os.path.join(out, target), seeds, regress.get(target, {}))
 
 

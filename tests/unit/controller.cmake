@@ -51,3 +51,11 @@ foreach(t log_frame start_decide log_raft)
     SOURCES ${CTL_TEST_DIR}/test_ctl_${t}.c
     LIBS weir_controller)
 endforeach()
+# The quorum's wire (controller/quorum/): codec and --voters parser (pure),
+# and the transport over real loopback sockets on one event_base.
+weir_unit_test(test_raft_codec
+  SOURCES ${CTL_TEST_DIR}/test_raft_codec.c
+  LIBS weir_quorum_wire)
+weir_unit_test(test_raft_net
+  SOURCES ${CTL_TEST_DIR}/test_raft_net.c
+  LIBS weir_quorum_wire)
