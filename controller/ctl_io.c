@@ -367,6 +367,8 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     int rv;
 
     s->clock = clock_system();
+    s->active = true;
+    s->active_id = -1;
     ctl_actions_init(&s->act);
     rv = ctl_server_core_config(&s->cfg, &s->core_cfg, ed);
     if (rv != 0) {
@@ -400,6 +402,9 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     rv = ctl_sec_bootstrap(s, ed);
     if (rv != 0) {
         return rv;
+    }
+    if (s->cfg.standby_of != NULL && s->cfg.standby_of[0] != '\0') {
+        ctl_server_set_active(s, false, s->cfg.standby_of);
     }
     /* the first TICK starts every known broker's session */
     ctl_io_arm_tick(s, clock_now_ms(s->clock));

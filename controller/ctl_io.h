@@ -51,6 +51,7 @@ struct ctl_server_config {
     char *bootstrap_users_file;
     bool auto_format;
     char *cluster_id;
+    char *standby_of; /* testing: start as a member that is not active */
 };
 
 extern const struct cfg_option ctl_options[];
@@ -79,6 +80,11 @@ struct ctl_server {
     struct event *sig_int;
     char address[300]; /* host:port given to clients as the controller */
     char cluster_id[CTL_CLUSTER_ID_CAP]; /* from meta.properties */
+    /* quorum membership (ctl_member.c): only the active member serves
+     * brokers and admins; the others answer NOT_CONTROLLER naming it */
+    bool active;           /* true until the quorum code says otherwise */
+    int32_t active_id;     /* the active member's node id; -1: unknown */
+    char active_addr[300]; /* its advertised host:port; "": unknown */
     int exit_code;
     bool stopping;
 };
@@ -119,6 +125,23 @@ void ctl_server_close(struct ctl_server *s);
  * and nothing was persisted: reply with the returned code (s->act.detail
  * says why). */
 int ctl_server_step(struct ctl_server *s, struct ctl_event *ev);
+
+/* ctl_member.c. The quorum adapter says whether this member is the
+ * active controller and, when not, which one is (active_addr "host:port",
+ * NULL or "" when unknown; copied). Going inactive answers every parked
+ * FetchMetadata NOT_CONTROLLER at once. ctl_server_set_active_id sets the
+ * id sent beside the address (-1: unknown; call it first). */
+void ctl_server_set_active(struct ctl_server *s,
+                           bool active,
+                           const char *active_addr);
+void ctl_server_set_active_id(struct ctl_server *s, int32_t id);
+/* Answer req (correlation id corr) NOT_CONTROLLER with the hint. */
+void ctl_member_refuse(struct ctl_server *s,
+                       struct srv_req *req,
+                       uint32_t corr);
+/* Does this call need the active controller (every broker and admin call;
+ * SASL and unknown calls do not)? */
+bool ctl_member_needs_active(const Weir__Request *r);
 
 /* ctl_rpc.c: request dispatch (the srv handler) and the long polls. */
 void ctl_rpc_dispatch(void *arg, struct srv_req *req);
