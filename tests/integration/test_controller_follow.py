@@ -265,6 +265,16 @@ def test_standby_controller():
         for b in brokers:
             assert f"from={standby.addr} to={ctl.addr} reason=hint" in \
                 b.log_text(), b.log_text()[-2000:]
+        # the CLI given the standby as its bootstrap address follows the
+        # hint too (weir cluster and admin calls the controller serves)
+        st = cluster_state(standby, timeout=20)
+        assert st["controller"] == ctl.addr, st["text"]
+        assert len(st["brokers"]) == 3, st["text"]
+        weir(standby, "topic", "create", "via-standby", "--partitions", "2",
+             "--replication-factor", "3")
+        wait_until("topic at the active controller", lambda: sum(
+            1 for k in cluster_state(ctl)["partitions"]
+            if k[0] == "via-standby") == 2, 15, step=0.3)
         # the standby registered nobody: its own log did not grow
         assert "event=broker_registered" not in standby.log_text()
     finally:
