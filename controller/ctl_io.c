@@ -194,6 +194,12 @@ int ctl_server_step(struct ctl_server *s, struct ctl_event *ev)
     if (s->core == NULL) {
         return err_set(&a->detail, WEIR_EUNKNOWN, "controller is stopping");
     }
+    if (!s->active) {
+        /* only the active member decides: no fencing on its ticks or lost
+         * connections, nothing written (the TICK timer stops here too) */
+        return err_set(&a->detail, WEIR_ENOT_CONTROLLER,
+                       "not the active controller");
+    }
     ev->now_ms = clock_now_ms(s->clock);
     rv = ctl_core_step(s->core, ev, a);
     if (rv != 0) {

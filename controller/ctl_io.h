@@ -129,8 +129,12 @@ int ctl_server_step(struct ctl_server *s, struct ctl_event *ev);
 /* ctl_member.c. The quorum adapter says whether this member is the
  * active controller and, when not, which one is (active_addr "host:port",
  * NULL or "" when unknown; copied). Going inactive answers every parked
- * FetchMetadata NOT_CONTROLLER at once. ctl_server_set_active_id sets the
- * id sent beside the address (-1: unknown; call it first). */
+ * FetchMetadata NOT_CONTROLLER at once; while inactive ctl_server_step
+ * refuses every event (WEIR_ENOT_CONTROLLER) and the TICK timer stops;
+ * going active fires a TICK. The core is not rebuilt here: a member
+ * becoming active must first bring its core up to the committed log
+ * (fresh broker sessions, as after a restart). ctl_server_set_active_id
+ * sets the id sent beside the address (-1: unknown; call it first). */
 void ctl_server_set_active(struct ctl_server *s,
                            bool active,
                            const char *active_addr);

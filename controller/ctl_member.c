@@ -5,6 +5,7 @@
  * address). Which member is active is decided by the quorum code, which
  * calls ctl_server_set_active; until it exists every controller is active
  * (or, for tests, a standby named by the standby-of option). */
+#include <event2/event.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,9 @@ void ctl_server_set_active(struct ctl_server *s,
         /* parked long polls must not wait for records this member will
          * not append: their brokers go to the active one now */
         ctl_rpc_wake(s, false);
+    } else if (!was && s->tick_ev != NULL) {
+        /* the TICK timer stopped while inactive (ctl_server_step) */
+        event_active(s->tick_ev, EV_TIMEOUT, 0);
     }
 }
 
