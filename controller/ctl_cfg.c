@@ -43,6 +43,12 @@ const struct cfg_option ctl_options[] = {
             "id of the cluster --format or auto-format creates (default: "
             "random); on a formatted data dir it must match",
             cluster_id),
+    OPT_STR("standby-of",
+            NULL,
+            "testing only, until the controller quorum decides it: run as "
+            "a member that is not the active controller and answer every "
+            "broker and admin call NOT_CONTROLLER naming this host:port",
+            standby_of),
     OPT_STR("log-level",
             "info",
             "trace level: debug, info, warn, error",

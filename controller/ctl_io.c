@@ -194,6 +194,12 @@ int ctl_server_step(struct ctl_server *s, struct ctl_event *ev)
     if (s->core == NULL) {
         return err_set(&a->detail, WEIR_EUNKNOWN, "controller is stopping");
     }
+    if (!s->active) {
+        /* only the active member decides: no fencing on its ticks or lost
+         * connections, nothing written (the TICK timer stops here too) */
+        return err_set(&a->detail, WEIR_ENOT_CONTROLLER,
+                       "not the active controller");
+    }
     ev->now_ms = clock_now_ms(s->clock);
     rv = ctl_core_step(s->core, ev, a);
     if (rv != 0) {
@@ -367,6 +373,8 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     int rv;
 
     s->clock = clock_system();
+    s->active = true;
+    s->active_id = -1;
     ctl_actions_init(&s->act);
     rv = ctl_server_core_config(&s->cfg, &s->core_cfg, ed);
     if (rv != 0) {
@@ -400,6 +408,9 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     rv = ctl_sec_bootstrap(s, ed);
     if (rv != 0) {
         return rv;
+    }
+    if (s->cfg.standby_of != NULL && s->cfg.standby_of[0] != '\0') {
+        ctl_server_set_active(s, false, s->cfg.standby_of);
     }
     /* the first TICK starts every known broker's session */
     ctl_io_arm_tick(s, clock_now_ms(s->clock));

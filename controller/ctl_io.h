@@ -57,6 +57,7 @@ struct ctl_server_config {
     char *voters;
     int64_t election_timeout_ms;
     int64_t raft_heartbeat_interval_ms;
+    char *standby_of; /* testing: start as a member that is not active */
 };
 
 extern const struct cfg_option ctl_options[];
@@ -94,6 +95,11 @@ struct ctl_server {
     struct raft_voters voters;           /* --voters; n == 0: no quorum */
     ctl_raft_fn raft_hook; /* NULL: RaftMessage is UNSUPPORTED_API */
     void *raft_hook_arg;
+    /* quorum membership (ctl_member.c): only the active member serves
+     * brokers and admins; the others answer NOT_CONTROLLER naming it */
+    bool active;           /* true until the quorum code says otherwise */
+    int32_t active_id;     /* the active member's node id; -1: unknown */
+    char active_addr[300]; /* its advertised host:port; "": unknown */
     int exit_code;
     bool stopping;
 };
@@ -142,6 +148,27 @@ void ctl_server_close(struct ctl_server *s);
  * and nothing was persisted: reply with the returned code (s->act.detail
  * says why). */
 int ctl_server_step(struct ctl_server *s, struct ctl_event *ev);
+
+/* ctl_member.c. The quorum adapter says whether this member is the
+ * active controller and, when not, which one is (active_addr "host:port",
+ * NULL or "" when unknown; copied). Going inactive answers every parked
+ * FetchMetadata NOT_CONTROLLER at once; while inactive ctl_server_step
+ * refuses every event (WEIR_ENOT_CONTROLLER) and the TICK timer stops;
+ * going active fires a TICK. The core is not rebuilt here: a member
+ * becoming active must first bring its core up to the committed log
+ * (fresh broker sessions, as after a restart). ctl_server_set_active_id
+ * sets the id sent beside the address (-1: unknown; call it first). */
+void ctl_server_set_active(struct ctl_server *s,
+                           bool active,
+                           const char *active_addr);
+void ctl_server_set_active_id(struct ctl_server *s, int32_t id);
+/* Answer req (correlation id corr) NOT_CONTROLLER with the hint. */
+void ctl_member_refuse(struct ctl_server *s,
+                       struct srv_req *req,
+                       uint32_t corr);
+/* Does this call need the active controller (every broker and admin call;
+ * SASL and unknown calls do not)? */
+bool ctl_member_needs_active(const Weir__Request *r);
 
 /* ctl_rpc.c: request dispatch (the srv handler) and the long polls. */
 void ctl_rpc_dispatch(void *arg, struct srv_req *req);

@@ -387,8 +387,11 @@ void ctl_rpc_wake(struct ctl_server *s, bool final)
 
     while (w != NULL) {
         struct ctl_wait *next = w->next;
-        if (final || w->from != ctl_log_end_offset(s->log) ||
-            srv_req_orphaned(w->req)) {
+        if (!s->active) {
+            ctl_member_refuse(s, w->req, w->correlation_id);
+            ctl_rpc_wait_free(s, w);
+        } else if (final || w->from != ctl_log_end_offset(s->log) ||
+                   srv_req_orphaned(w->req)) {
             ctl_rpc_fetch_answer(s, w);
             ctl_rpc_wait_free(s, w);
         }
@@ -732,7 +735,11 @@ void ctl_rpc_dispatch(void *arg, struct srv_req *req)
     if (s->stopping || s->core == NULL) {
         ctl_rpc_error(req, r->correlation_id, WEIR_ESHUTTING_DOWN,
                       "controller is shutting down", false);
-    } else if (!ctl_sec_gate(s, req, r)) {
+    } else if (ctl_sec_gate(s, req, r)) {
+        /* answered: a login step, or refused */
+    } else if (!s->active && ctl_member_needs_active(r)) {
+        ctl_member_refuse(s, req, r->correlation_id);
+    } else {
         ctl_rpc_route(s, req, r);
     }
     rpc_request_free(r);
