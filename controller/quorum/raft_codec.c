@@ -200,6 +200,7 @@ static void raft_codec_fill(const struct raft_msg *m,
     rm->pre_vote = m->pre_vote;
     rm->granted = m->granted;
     rm->nonce = m->nonce;
+    rm->readmitted = m->readmitted;
     rm->index = m->index;
     rm->log_term = m->log_term;
     rm->commit = m->commit;
@@ -374,6 +375,7 @@ int raft_codec_decode_body(const Weir__RaftMessage *rm,
     m->pre_vote = rm->pre_vote;
     m->granted = rm->granted;
     m->nonce = rm->nonce;
+    m->readmitted = rm->readmitted;
     m->index = rm->index;
     m->log_term = rm->log_term;
     m->commit = rm->commit;

@@ -146,8 +146,10 @@ static void test_responses_round_trip(void **state)
     m.match = 99;
     m.hint = 98;
     m.nonce = 12345;
+    m.readmitted = true;
     assert_int_equal(codec_round_trip(&m, &b), 0);
     assert_true(codec_wire.msg.success);
+    assert_true(codec_wire.msg.readmitted);
     assert_int_equal(codec_wire.msg.match, 99);
     assert_int_equal(codec_wire.msg.hint, 98);
     assert_int_equal(codec_wire.msg.nonce, 12345);
