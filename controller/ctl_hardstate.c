@@ -20,6 +20,7 @@ void ctl_hardstate_encode(const struct raft_hard_state *hs,
     wire_put_u64be(out + 5, hs->term);
     wire_put_u32be(out + 13, hs->vote);
     wire_put_u64be(out + 17, hs->nonce);
+    wire_put_u64be(out + 25, hs->readmit_term);
     wire_put_u32be(out + CTL_HARDSTATE_CRC_AT,
                    crc32c(out, CTL_HARDSTATE_CRC_AT));
 }
@@ -32,6 +33,14 @@ static int ctl_hardstate_check(const struct raft_hard_state *hs,
         (hs->term == 0 && hs->vote != 0)) {
         return err_set(ed, code, "term %llu vote %u",
                        (unsigned long long)hs->term, hs->vote);
+    }
+    /* readmitted in a term the member has seen, and only after a loss */
+    if (hs->readmit_term > hs->term ||
+        (hs->readmit_term != 0 && hs->nonce == 0)) {
+        return err_set(ed, code, "readmit term %llu with term %llu nonce %llu",
+                       (unsigned long long)hs->readmit_term,
+                       (unsigned long long)hs->term,
+                       (unsigned long long)hs->nonce);
     }
     return 0;
 }
@@ -56,6 +65,7 @@ int ctl_hardstate_decode(const uint8_t *p,
     hs->term = wire_get_u64be(p + 5);
     hs->vote = wire_get_u32be(p + 13);
     hs->nonce = wire_get_u64be(p + 17);
+    hs->readmit_term = wire_get_u64be(p + 25);
     if (ctl_hardstate_check(hs, WEIR_ECORRUPT, ed) != 0) {
         memset(hs, 0, sizeof(*hs));
         return WEIR_ECORRUPT;

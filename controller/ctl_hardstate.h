@@ -2,8 +2,9 @@
 /* The Raft hard state of a quorum member (controller/quorum/raft.h,
  * struct raft_hard_state) in the file `raft-state` of the data dir:
  *   u32be magic 0x574d4853 ("WMHS") | u8 version (0) | u64be term |
- *   u32be vote | u64be nonce | u32be CRC-32C of the above
- * 29 bytes, replaced atomically (common/datadir.h: temp file, fsync,
+ *   u32be vote | u64be nonce | u64be readmit_term |
+ *   u32be CRC-32C of the above
+ * 37 bytes, replaced atomically (common/datadir.h: temp file, fsync,
  * rename, directory fsync). No file: all zeros (a member that never voted,
  * or a single controller). The codec is pure and fuzzed
  * (tests/fuzz/fuzz_ctl_hardstate.c). Locality: the controller loop
@@ -20,13 +21,14 @@
 
 #define CTL_HARDSTATE_FILE  "raft-state"
 #define CTL_HARDSTATE_MAGIC 0x574d4853u
-#define CTL_HARDSTATE_BYTES 29
+#define CTL_HARDSTATE_BYTES 37
 
 void ctl_hardstate_encode(const struct raft_hard_state *hs,
                           uint8_t out[CTL_HARDSTATE_BYTES]);
 
 /* Decode exactly CTL_HARDSTATE_BYTES bytes (untrusted): magic, version,
- * CRC, term below RAFT_LIMIT, vote <= RAFT_MAX_ID, and no vote at term 0.
+ * CRC, term below RAFT_LIMIT, vote <= RAFT_MAX_ID, no vote at term 0, a
+ * readmit term no later than the term and only with a nonce.
  * Errors: WEIR_ECORRUPT (ed says which field). */
 WEIR_MUST_CHECK int ctl_hardstate_decode(const uint8_t *p,
                                          size_t len,

@@ -370,8 +370,8 @@ def log_frame_seeds():
 # ---- controller raft-state (controller/ctl_hardstate.h) ----------------
 
 
-def hard_state(term, vote, nonce, magic=0x574D4853, version=0):
-    body = struct.pack(">IBQIQ", magic, version, term, vote, nonce)
+def hard_state(term, vote, nonce, magic=0x574D4853, version=0, readmit=0):
+    body = struct.pack(">IBQIQQ", magic, version, term, vote, nonce, readmit)
     return body + struct.pack(">I", crc32c(body))
 
 
@@ -380,6 +380,9 @@ def hardstate_seeds():
     return {
         "ok": ok,
         "nonce": hard_state(1, 0, 0xDEADBEEF),
+        "readmitted": hard_state(5, 0, 0xDEADBEEF, readmit=4),
+        "readmit-without-nonce": hard_state(5, 0, 0, readmit=4),
+        "readmit-after-term": hard_state(5, 0, 9, readmit=6),
         "zeros": hard_state(0, 0, 0),
         "vote-at-term-0": hard_state(0, 3, 0),
         "bad-crc": ok[:-1] + bytes([ok[-1] ^ 1]),

@@ -244,12 +244,14 @@ static void tf_hs_equal(const struct raft_hard_state *a,
     assert_int_equal(a->term, b->term);
     assert_int_equal(a->vote, b->vote);
     assert_int_equal(a->nonce, b->nonce);
+    assert_int_equal(a->readmit_term, b->readmit_term);
 }
 
 static void test_hardstate_codec(void **state)
 {
     uint8_t p[CTL_HARDSTATE_BYTES];
-    struct raft_hard_state hs = {.term = 9, .vote = 3, .nonce = 1234};
+    struct raft_hard_state hs = {
+        .term = 9, .vote = 3, .nonce = 1234, .readmit_term = 8};
     struct raft_hard_state back;
     struct err_detail ed;
     size_t i;
@@ -267,6 +269,16 @@ static void test_hardstate_codec(void **state)
         assert_int_equal(back.term, 0);
         p[i] ^= 0x10;
     }
+    hs.readmit_term = 10; /* readmitted in a term not seen yet */
+    ctl_hardstate_encode(&hs, p);
+    assert_int_equal(ctl_hardstate_decode(p, sizeof(p), &back, &ed),
+                     WEIR_ECORRUPT);
+    hs.readmit_term = 8; /* readmitted without a loss */
+    hs.nonce = 0;
+    ctl_hardstate_encode(&hs, p);
+    assert_int_equal(ctl_hardstate_decode(p, sizeof(p), &back, &ed),
+                     WEIR_ECORRUPT);
+    hs.readmit_term = 0;
     hs.term = 0; /* a vote needs a term */
     ctl_hardstate_encode(&hs, p);
     assert_int_equal(ctl_hardstate_decode(p, sizeof(p), &back, &ed),
