@@ -63,7 +63,8 @@ struct ctl_server_config {
 extern const struct cfg_option ctl_options[];
 extern const size_t ctl_options_count;
 
-struct ctl_wait; /* a parked FetchMetadata (ctl_rpc.c) */
+struct ctl_wait;   /* a parked FetchMetadata (ctl_rpc.c) */
+struct ctl_quorum; /* the quorum adapter (ctl_quorum.h) */
 
 /* Where RaftMessage requests go (raft_net_on_request): it must finish req
  * (one-way, no answer). r is freed after the call. */
@@ -93,7 +94,8 @@ struct ctl_server {
     char address[300]; /* host:port given to clients as the controller */
     char cluster_id[CTL_CLUSTER_ID_CAP]; /* from meta.properties */
     struct raft_voters voters;           /* --voters; n == 0: no quorum */
-    ctl_raft_fn raft_hook; /* NULL: RaftMessage is UNSUPPORTED_API */
+    ctl_raft_fn raft_hook;     /* NULL: RaftMessage is UNSUPPORTED_API */
+    struct ctl_quorum *quorum; /* ctl_quorum.h; NULL: a single controller */
     void *raft_hook_arg;
     /* quorum membership (ctl_member.c): only the active member serves
      * brokers and admins; the others answer NOT_CONTROLLER naming it */
@@ -169,6 +171,11 @@ void ctl_member_refuse(struct ctl_server *s,
 /* Does this call need the active controller (every broker and admin call;
  * SASL and unknown calls do not)? */
 bool ctl_member_needs_active(const Weir__Request *r);
+
+/* The image brokers are served and logins are checked against: in a
+ * quorum the applied one (ctl_core's runs ahead of the commit while it
+ * leads), else ctl_core's. NULL while neither exists. */
+const struct meta_image *ctl_server_image(const struct ctl_server *s);
 
 /* ctl_rpc.c: request dispatch (the srv handler) and the long polls. */
 void ctl_rpc_dispatch(void *arg, struct srv_req *req);

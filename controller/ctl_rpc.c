@@ -14,6 +14,7 @@
 #include "common/rpc.h"
 #include "common/trace.h"
 #include "controller/ctl_io.h"
+#include "controller/ctl_quorum.h"
 #include "controller/ctl_sec.h"
 #include "controller/meta/meta_pb.h"
 #include "controller/meta/meta_snapshot.h"
@@ -33,6 +34,7 @@ void ctl_rpc_respond(struct srv_req *req,
                      Weir__Response *resp,
                      struct evbuffer *payload)
 {
+    struct ctl_server *s = req->user;
     struct weir_buf frame;
     size_t plen = payload != NULL ? evbuffer_get_length(payload) : 0;
 
@@ -41,6 +43,13 @@ void ctl_rpc_respond(struct srv_req *req,
         trace_error("controller", "event=encode_failed peer=%s", req->peer);
         buf_fini(&frame);
         srv_req_respond(req, &frame, NULL, true);
+        return;
+    }
+    /* in a quorum, an answer built after a proposal waits until the
+     * proposal is applied (metadata fetches carry applied records only) */
+    if (s != NULL && s->quorum != NULL && payload == NULL &&
+        ctl_quorum_park(s->quorum, req, resp->correlation_id, &frame, false)) {
+        buf_fini(&frame);
         return;
     }
     srv_req_respond(req, &frame, payload, false);
@@ -327,7 +336,7 @@ static void ctl_rpc_fetch_answer(struct ctl_server *s, struct ctl_wait *w)
         body.snapshot = true;
         body.first_offset = 0;
         body.first_chain = ctl_log_chain_at(s->log, body.end_offset);
-        rv = meta_snapshot_encode(ctl_core_image(s->core), &b, NULL);
+        rv = meta_snapshot_encode(ctl_server_image(s), &b, NULL);
     } else {
         body.first_offset = w->from;
         body.first_chain = ctl_log_chain_at(s->log, w->from);
@@ -721,6 +730,7 @@ void ctl_rpc_dispatch(void *arg, struct srv_req *req)
     struct err_detail ed;
     int rv;
 
+    req->user = s; /* ctl_rpc_respond: answers may wait for the commit */
     err_detail_clear(&ed);
     rv = rpc_request_decode(req->header, req->payload_len, &r, &ed);
     if (rv != 0) {
@@ -732,7 +742,7 @@ void ctl_rpc_dispatch(void *arg, struct srv_req *req)
         rpc_request_free(r);
         return;
     }
-    if (s->stopping || s->core == NULL) {
+    if (s->stopping || (s->core == NULL && s->quorum == NULL)) {
         ctl_rpc_error(req, r->correlation_id, WEIR_ESHUTTING_DOWN,
                       "controller is shutting down", false);
     } else if (ctl_sec_gate(s, req, r)) {

@@ -122,15 +122,6 @@ int main(int argc, char **argv)
         cfg_free(ctl_options, ctl_options_count, &s.cfg);
         return 2;
     }
-    if (s.voters.n > 0) {
-        /* TODO(quorum): the Raft core is not wired into the loop yet */
-        trace_warn("controller",
-                   "event=quorum_not_running id=%lld voters=%u msg=\"voters "
-                   "and id are valid, but this build runs a single "
-                   "controller; raft messages are answered "
-                   "UNSUPPORTED_API\"",
-                   (long long)s.cfg.id, s.voters.n);
-    }
     if (format) {
         rv = main_format(&s);
         cfg_free(ctl_options, ctl_options_count, &s.cfg);
