@@ -93,11 +93,6 @@ static int logmgr_topic_numbers(struct logmgr_parser *ps,
                                 int64_t *n,
                                 int64_t *topic_id)
 {
-    if (ps->n_tok == 6 &&
-        (strncmp(ps->tok[5], "id=", 3) != 0 ||
-         !logmgr_int_token(ps->tok[5] + 3, 0, INT64_MAX, topic_id))) {
-        return logmgr_bad_at(ps, ps->tok[5], "bad topic id");
-    }
     if (!logmgr_int_token(ps->tok[2], 1, LOGMGR_MAX_PARTITIONS, parts)) {
         return logmgr_bad_at(ps, ps->tok[2], "bad partition count");
     }
@@ -106,6 +101,11 @@ static int logmgr_topic_numbers(struct logmgr_parser *ps,
     }
     if (!logmgr_int_token(ps->tok[4], 0, 32, n)) {
         return logmgr_bad_at(ps, ps->tok[4], "bad config count");
+    }
+    if (ps->n_tok == 6 &&
+        (strncmp(ps->tok[5], "id=", 3) != 0 ||
+         !logmgr_int_token(ps->tok[5] + 3, 0, INT64_MAX, topic_id))) {
+        return logmgr_bad_at(ps, ps->tok[5], "bad topic id");
     }
     return 0;
 }
