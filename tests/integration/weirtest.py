@@ -132,7 +132,7 @@ class Broker:
     def addr(self):
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout=20):
+    def start(self, timeout=60):
         env = dict(os.environ)
         if self.env:
             env.update(self.env)
@@ -233,7 +233,7 @@ class Controller(Broker):
         self.log_path = os.path.join(os.path.dirname(self.data_dir) or ".",
                                      f"controller-{self.port}.log")
 
-    def start(self, timeout=20):
+    def start(self, timeout=60):
         if self.format:
             controller_format(self.data_dir)
         env = dict(os.environ)
@@ -511,7 +511,7 @@ class Cluster:
         self.ctl.start()
         for b in self.brokers.values():
             b.start()
-        self.wait_alive({1, 2, 3}, timeout=15)
+        self.wait_alive({1, 2, 3}, timeout=60)
         return self
 
     def __exit__(self, *exc):
@@ -532,7 +532,7 @@ class Cluster:
     def state(self, but=()):
         return cluster_state(self.live(but))
 
-    def wait_alive(self, ids, timeout=10, but=()):
+    def wait_alive(self, ids, timeout=60, but=()):
         def ok():
             st = self.state(but)
             alive = {i for i, b in st["brokers"].items() if b[2]}
