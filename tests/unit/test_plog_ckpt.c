@@ -172,7 +172,9 @@ static void test_cleaner_good(void **state)
     }
     assert_int_equal(plog_ckpt_format_cleaner(&c, out, sizeof(out), &len), 0);
     assert_int_equal(plog_ckpt_parse_cleaner(out, len, "/d/c", &back, &ed), 0);
-    assert_memory_equal(&back, &c, sizeof(c));
+    assert_true(back.clean_offset == c.clean_offset);
+    assert_int_equal(back.n_marks, c.n_marks);
+    assert_memory_equal(back.marks, c.marks, sizeof(c.marks));
     /* the writer refuses what the reader would refuse */
     c.marks[3].offset = c.marks[2].offset;
     assert_int_equal(plog_ckpt_format_cleaner(&c, out, sizeof(out), &len),
