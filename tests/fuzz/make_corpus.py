@@ -490,6 +490,62 @@ def raft_voters_seeds():
     }
 
 
+# ---- partition log checkpoints (broker/storage/plog_ckpt.h) ------------
+
+
+def plog_ckpt_seeds():
+    return {
+        "offset": b"0\n1234\n",
+        "offset-zero": b"0\n0\n",
+        "offset-max": b"0\n9223372036854775807\n",
+        "offset-overflow": b"0\n9223372036854775808\n",
+        "offset-plus": b"0\n+5\n",
+        "offset-space": b"0\n 5\n",
+        "offset-junk": b"0\n5\nx",
+        "offset-nul": b"0\n5\0\n",
+        "offset-no-newline": b"0\n5",
+        "offset-version": b"1\n5\n",
+        "empty": b"",
+        "cleaner": b"0\n40\n2\n10 1000\n40 -5\n",
+        "cleaner-none": b"0\n0\n0\n",
+        "cleaner-full": b"0\n99\n32\n" + b"".join(
+            b"%d %d\n" % (i * 3, 1700000000000 + i) for i in range(32)),
+        "cleaner-too-many": b"0\n99\n33\n" + b"".join(
+            b"%d 1\n" % i for i in range(33)),
+        "cleaner-descending": b"0\n40\n2\n10 1\n9 2\n",
+        "cleaner-wall-overflow": b"0\n4\n1\n1 -9223372036854775809\n",
+        "cleaner-short": b"0\n40\n2\n10 1\n",
+    }
+
+
+# ---- topic manifest (broker/storage/logmgr_manifest.c) -----------------
+
+
+def logmgr_manifest_seeds():
+    head = b"weir-topics 1\n"
+    return {
+        "empty-cluster": head + b"end 0\n",
+        "two": head + b"topic a 3 2 1 id=77\nconfig retention.ms 1000\n"
+               b"topic b 1 1 0\nend 2\n",
+        "configs": head + b"topic orders 4 3 3 id=5\n"
+                   b"config cleanup.policy compact\n"
+                   b"config segment.bytes 1048576\n"
+                   b"config min.insync.replicas 2\nend 1\n",
+        "no-final-newline": head + b"topic t 1 1 0\nend 1",
+        "plus": head + b"topic t +1 1 0\nend 1\n",
+        "space": head + b"topic t  1 1 0\nend 1\n",
+        "junk": head + b"topic t 1 1 0\nend 1\nextra\n",
+        "nul": head + b"topic t 1\0 1 0\nend 1\n",
+        "overflow": head + b"topic t 1 1 0 id=9223372036854775808\nend 1\n",
+        "count": head + b"topic t 1 1 0\nend 2\n",
+        "twice": head + b"topic t 1 1 0\ntopic t 1 1 0\nend 2\n",
+        "bad-name": head + b"topic a/b 1 1 0\nend 1\n",
+        "bad-config": head + b"topic t 1 1 1\nconfig nope 1\nend 1\n",
+        "truncated": head + b"topic t 1 1 2\nconfig retention.ms 5\n",
+        "empty": b"",
+    }
+
+
 # ---- output ------------------------------------------------------------
 
 
@@ -518,7 +574,9 @@ def main():
                           ("ctl_log_frame", log_frame_seeds()),
                           ("ctl_hardstate", hardstate_seeds()),
                           ("raft_codec", raft_codec_seeds()),
-                          ("raft_voters", raft_voters_seeds())):
+                          ("raft_voters", raft_voters_seeds()),
+                          ("plog_ckpt", plog_ckpt_seeds()),
+                          ("logmgr_manifest", logmgr_manifest_seeds())):
         write_dir(os.path.join(out, target), seeds, regress.get(target, {}))
 
 
