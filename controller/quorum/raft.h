@@ -14,7 +14,9 @@
  * committed), snapshots (install to a far-behind or empty follower, in
  * chunks), and readmission after disk loss: a member that lost its disk
  * starts with a nonce != 0 and neither votes nor counts toward a commit
- * majority until a committed READMIT(id, nonce) entry names it.
+ * majority until a committed READMIT(id, nonce) entry names it (the
+ * adapter restarts it with hs = {0, 0, a fresh random nonce, 0}); it then
+ * votes only in terms above that entry's (hs.readmit_term).
  *
  * The voter set is fixed at creation (ids 1..2^31-1, at most RAFT_MAX_VOTERS).
  *
@@ -195,7 +197,8 @@ WEIR_MUST_CHECK int raft_propose(struct raft *r,
                                  uint64_t *index);
 /* The state machine's snapshot through index (<= applied) is on disk:
  * the core drops entries up to it and will send it to followers that are
- * behind. The bytes are copied. */
+ * behind. snap->admitted must be the table exactly through index (the
+ * state machine applies READMIT entries too). The bytes are copied. */
 WEIR_MUST_CHECK int raft_snapshot_taken(struct raft *r,
                                         const struct raft_snapshot *snap);
 

@@ -74,7 +74,13 @@ static int raft_campaign(struct raft *r, bool pre)
 {
     uint64_t term = r->hs.term + 1;
     struct raft_msg m;
+    int rv;
 
+    /* Room for the no-op first, so winning at once cannot fail halfway. */
+    rv = raft_log_reserve(&r->log, 1);
+    if (rv != 0) {
+        return rv;
+    }
     r->votes = 1u << r->self;
     r->leader = 0;
     if (pre) {
@@ -182,6 +188,9 @@ int raft_step_vote_resp(struct raft *r, const struct raft_msg *m)
     uint32_t pos = raft_voter_pos(r, m->from);
     uint32_t n = 0;
 
+    if (m->granted && raft_log_reserve(&r->log, 1) != 0) {
+        return WEIR_ENOMEM; /* the no-op's room, before any change */
+    }
     if (m->pre_vote && m->granted) {
         if (r->role != RAFT_ROLE_PRE_CANDIDATE || m->term != r->hs.term + 1) {
             return 0;

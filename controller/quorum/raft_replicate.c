@@ -387,6 +387,21 @@ raft_is_stale_incarnation(const struct raft *r, uint32_t pos, uint64_t nonce)
     return nonce != p->nonce && nonce == p->retired;
 }
 
+/* Is READMIT(d) in the log past what was applied? One is enough. */
+static bool raft_has_readmit(const struct raft *r, const uint8_t *d)
+{
+    for (uint64_t i = r->applied + 1; i <= raft_log_last(&r->log); i++) {
+        const struct raft_entry *e = raft_log_at(&r->log, i);
+
+        if (e != NULL && e->type == RAFT_ENTRY_READMIT &&
+            e->len == RAFT_READMIT_BYTES &&
+            memcmp(e->data, d, RAFT_READMIT_BYTES) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void raft_note_nonce(struct raft *r,
                      uint32_t pos,
                      uint64_t nonce,
@@ -419,6 +434,10 @@ void raft_note_nonce(struct raft *r,
     }
     for (int i = 0; i < 8; i++) {
         d[4 + i] = (uint8_t)(nonce >> (56 - 8 * i));
+    }
+    if (raft_has_readmit(r, d)) {
+        p->proposed = nonce; /* already in our log, not yet applied */
+        return;
     }
     if (raft_leader_append(r, RAFT_ENTRY_READMIT, d, sizeof(d), &index) == 0) {
         p->proposed = nonce;

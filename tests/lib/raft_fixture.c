@@ -88,8 +88,10 @@ static void rf_enqueue_one(struct raft_fixture *f, const struct raft_msg *m)
     p = (uint8_t *)q->buf + (size_t)m->n_entries * sizeof(*es);
     for (uint32_t k = 0; k < m->n_entries; k++) {
         es[k] = m->entries[k];
-        es[k].data = p;
-        memcpy(p, m->entries[k].data, m->entries[k].len);
+        es[k].data = m->entries[k].len > 0 ? p : NULL;
+        if (m->entries[k].len > 0) {
+            memcpy(p, m->entries[k].data, m->entries[k].len);
+        }
         p += m->entries[k].len;
     }
     q->m.entries = m->n_entries > 0 ? es : NULL;
@@ -134,6 +136,12 @@ static void rf_drain(struct raft_fixture *f, uint32_t i)
         if (raft_ready(m->r, &rd) != 0) {
             rf_fail(f, "member %u: raft_ready failed", i + 1);
             return;
+        }
+        if (raft_role(m->r) == RAFT_ROLE_LEADER &&
+            raft_commit_index(m->r) > m->disk.snap_index + m->disk.n) {
+            rf_fail(f, "leader %u commits %llu past its disk's last %llu",
+                    i + 1, (unsigned long long)raft_commit_index(m->r),
+                    (unsigned long long)(m->disk.snap_index + m->disk.n));
         }
         if (rf_persist(f, i, &rd) != 0) {
             rf_fail(f, "member %u: persisting a ready failed", i + 1);

@@ -153,8 +153,10 @@ static void rf_disk_compact(struct rf_disk *d, uint64_t index)
         mem_free(d->e[drop].data);
         drop++;
     }
-    memmove(d->e, d->e + drop, (d->n - drop) * sizeof(*d->e));
-    d->n -= drop;
+    if (drop > 0) {
+        memmove(d->e, d->e + drop, (d->n - drop) * sizeof(*d->e));
+        d->n -= drop;
+    }
 }
 
 static uint64_t rf_sm_last(const struct rf_sm *s)
@@ -282,7 +284,9 @@ int rf_persist(struct raft_fixture *f, uint32_t i, const struct raft_ready *rd)
         if (copy == NULL) {
             return WEIR_ENOMEM;
         }
-        memcpy(copy, rd->snapshot.data, rd->snapshot.len);
+        if (rd->snapshot.len > 0) {
+            memcpy(copy, rd->snapshot.data, rd->snapshot.len);
+        }
         rv = rf_sm_decode(f, &m->sm, copy, rd->snapshot.len, rd->snapshot.index,
                           &d->snap_ph);
         if (rv != 0) {

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "common/mem.h"
 #include "tests/lib/raft_fixture.h"
 
 static struct raft_msg
@@ -272,6 +273,73 @@ static void test_no_op_gates_the_active_leader(void **s)
     raft_fixture_free(f);
 }
 
+/* Fail the nth allocation (once) while a single member elects itself and
+ * commits, and while a follower takes entries: every call either succeeds
+ * or fails with WEIR_ENOMEM leaving the core as it was, so the retry
+ * succeeds and the end state is always the same. */
+static void test_out_of_memory_leaves_the_core_unchanged(void **s)
+{
+    static const uint8_t data[] = "abc";
+    struct raft_entry es[3] = {
+        {.index = 1,
+         .term = 1,
+         .type = RAFT_ENTRY_NORMAL,
+         .data = data,
+         .len = 3},
+        {.index = 2,
+         .term = 1,
+         .type = RAFT_ENTRY_NORMAL,
+         .data = data,
+         .len = 3},
+        {.index = 3, .term = 1, .type = RAFT_ENTRY_NORMAL},
+    };
+    struct raft_fixture_rd rd;
+    unsigned long failed = 1;
+
+    (void)s;
+    for (unsigned long n = 1; failed > 0 && n < 200; n++) {
+        struct raft_msg a = msg(RAFT_MSG_APPEND, 1, 2, 1);
+        struct raft *r, *fl;
+        uint64_t index, last;
+        int rv;
+
+        assert_int_equal(raft_fixture_one(1, 1, NULL, NULL, 0, &r), 0);
+        assert_int_equal(raft_fixture_one(2, 3, NULL, NULL, 0, &fl), 0);
+        mem_fault_set(n, 0);
+        while ((rv = raft_tick(r, 2000)) == WEIR_ENOMEM) {
+            assert_int_equal(raft_role(r), RAFT_ROLE_FOLLOWER);
+            assert_int_equal(raft_term(r), 0);
+        }
+        assert_int_equal(rv, 0);
+        for (int k = 0; k < 3; k++) {
+            last = raft_last_index(r);
+            while (raft_propose(r, data, 3, &index) == WEIR_ENOMEM) {
+                assert_int_equal(raft_last_index(r), last);
+            }
+        }
+        a.n_entries = 3;
+        a.entries = es;
+        a.commit = 3;
+        while ((rv = raft_step(fl, &a, 10)) == WEIR_ENOMEM) {
+            assert_int_equal(raft_last_index(fl), 0);
+            assert_int_equal(raft_term(fl), 0);
+        }
+        assert_int_equal(rv, 0);
+        failed = mem_fault_count();
+        mem_fault_set(0, 0);
+        for (int k = 0; k < 3; k++) {
+            assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+            assert_int_equal(raft_fixture_one_ready(fl, &rd), 0);
+        }
+        assert_true(raft_is_active_leader(r));
+        assert_int_equal(raft_commit_index(r), 4);
+        assert_int_equal(raft_commit_index(fl), 3);
+        raft_free(r);
+        raft_free(fl);
+    }
+    assert_int_equal(failed, 0); /* ran once with no failure left */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -284,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_events_wait_for_advance),
         cmocka_unit_test(test_snapshot_taken_drops_applied_entries),
         cmocka_unit_test(test_no_op_gates_the_active_leader),
+        cmocka_unit_test(test_out_of_memory_leaves_the_core_unchanged),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
