@@ -192,8 +192,10 @@ const struct cfg_option broker_options[] = {
             INT64_MAX),
     OPT_STR("controller",
             NULL,
-            "controller HOST:PORT: join that cluster (unset: run alone "
-            "with a local topic manifest)",
+            "controller HOST:PORT, or a comma-separated list of the "
+            "controller quorum's members: join that cluster, following "
+            "the active controller (unset: run alone with a local topic "
+            "manifest)",
             controller),
     OPT_STR("rack", NULL, "rack of this broker, for replica placement", rack),
     {"tls", CFG_BOOL, "false",

@@ -2,6 +2,7 @@
 #include "client/call.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "common/rpc.h"
 
@@ -11,6 +12,7 @@ struct call_wait {
     bool done;
     int err;
     char msg[512];
+    char hint[300]; /* NOT_CONTROLLER: the active controller named */
     Weir__Response *resp;
 };
 
@@ -22,6 +24,12 @@ static void call_on_reply(void *arg, struct conn_reply *r)
     w->err = r->err;
     if (r->err != 0) {
         (void)snprintf(w->msg, sizeof(w->msg), "%s", r->err_msg);
+        if (r->err == WEIR_ENOT_CONTROLLER && r->resp != NULL &&
+            r->resp->active_controller != NULL &&
+            r->resp->active_controller->address != NULL) {
+            (void)snprintf(w->hint, sizeof(w->hint), "%s",
+                           r->resp->active_controller->address);
+        }
         return;
     }
     w->resp = r->resp;
@@ -43,11 +51,29 @@ int call_sync(struct pool *p,
               Weir__Response **out,
               struct err_detail *ed)
 {
+    char hint[8];
+
+    return call_sync_hint(p, host, port, lane, req, timeout_ms, out, hint,
+                          sizeof(hint), ed);
+}
+
+int call_sync_hint(struct pool *p,
+                   const char *host,
+                   uint16_t port,
+                   enum pool_lane lane,
+                   Weir__Request *req,
+                   uint32_t timeout_ms,
+                   Weir__Response **out,
+                   char *hint,
+                   size_t hint_cap,
+                   struct err_detail *ed)
+{
     struct call_wait w = {0};
     struct conn *c;
     int rv;
 
     *out = NULL;
+    hint[0] = '\0';
     if (pool_in_poll(p)) {
         return err_set(ed, WEIR_EINVALID_ARGUMENT,
                        "synchronous call made from inside a callback");
@@ -73,6 +99,9 @@ int call_sync(struct pool *p,
         }
     }
     if (w.err != 0) {
+        if (w.hint[0] != '\0' && strlen(w.hint) < hint_cap) {
+            memcpy(hint, w.hint, strlen(w.hint) + 1);
+        }
         return err_set(ed, w.err, "%s", w.msg);
     }
     *out = w.resp;

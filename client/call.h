@@ -6,6 +6,7 @@
 #ifndef CLIENT_CALL_H
 #define CLIENT_CALL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "client/pool.h"
@@ -25,6 +26,20 @@ WEIR_MUST_CHECK int call_sync(struct pool *p,
                               uint32_t timeout_ms,
                               Weir__Response **out,
                               struct err_detail *ed);
+
+/* call_sync, and on a NOT_CONTROLLER answer (a controller quorum member
+ * that is not the active one) the active controller's host:port it named
+ * goes to hint ("" when none; always set, hint_cap > 0). */
+WEIR_MUST_CHECK int call_sync_hint(struct pool *p,
+                                   const char *host,
+                                   uint16_t port,
+                                   enum pool_lane lane,
+                                   Weir__Request *req,
+                                   uint32_t timeout_ms,
+                                   Weir__Response **out,
+                                   char *hint,
+                                   size_t hint_cap,
+                                   struct err_detail *ed);
 
 /* True for errors after which another broker might answer. */
 bool call_is_transport_err(int err);

@@ -471,6 +471,43 @@ metadata_candidates(struct metadata *md, const struct md_addr **out, size_t cap)
 
 #define METADATA_MAX_CANDIDATES 64
 
+/* NOT_CONTROLLER hints followed by one call before the next candidate */
+#define METADATA_MAX_REDIRECTS 3
+
+/* One call to host:port; a NOT_CONTROLLER answer (a controller quorum
+ * member given as a bootstrap address, not the active one) is followed
+ * to the member it names, a few hops at most. */
+static int metadata_call_one(struct metadata *md,
+                             const char *host,
+                             uint16_t port,
+                             Weir__Request *req,
+                             uint32_t timeout_ms,
+                             Weir__Response **out,
+                             struct err_detail *ed)
+{
+    char hint[300];
+    struct md_addr a = {NULL, 0};
+    struct err_detail ped;
+    int hops;
+    int rv;
+
+    rv = call_sync_hint(md->pool, host, port, POOL_LANE_DEFAULT, req,
+                        timeout_ms, out, hint, sizeof(hint), ed);
+    for (hops = 0; rv == WEIR_ENOT_CONTROLLER && hint[0] != '\0' &&
+                   hops < METADATA_MAX_REDIRECTS;
+         hops++) {
+        mem_free(a.host);
+        a.host = NULL;
+        if (metadata_parse_addr(hint, strlen(hint), &a, &ped) != 0) {
+            break;
+        }
+        rv = call_sync_hint(md->pool, a.host, a.port, POOL_LANE_DEFAULT, req,
+                            timeout_ms, out, hint, sizeof(hint), ed);
+    }
+    mem_free(a.host);
+    return rv;
+}
+
 int metadata_call_any(struct metadata *md,
                       Weir__Request *req,
                       uint32_t timeout_ms,
@@ -488,9 +525,12 @@ int metadata_call_any(struct metadata *md,
     n = metadata_candidates(md, cand, METADATA_MAX_CANDIDATES);
     for (i = 0; i < n; i++) {
         err_detail_clear(&one);
-        rv = call_sync(md->pool, cand[i]->host, cand[i]->port,
-                       POOL_LANE_DEFAULT, req, timeout_ms, out, &one);
-        if (rv == 0 || !call_is_transport_err(rv)) {
+        rv = metadata_call_one(md, cand[i]->host, cand[i]->port, req,
+                               timeout_ms, out, &one);
+        /* a member that is not the active controller, naming none that
+         * answers: the next address may */
+        if (rv == 0 ||
+            (!call_is_transport_err(rv) && rv != WEIR_ENOT_CONTROLLER)) {
             if (rv != 0) {
                 (void)err_set(ed, rv, "%s", one.msg);
             }

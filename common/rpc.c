@@ -147,6 +147,8 @@ const char *rpc_api_name(Weir__Request__BodyCase c)
         return "delete_acls";
     case WEIR__REQUEST__BODY_DESCRIBE_ACLS:
         return "describe_acls";
+    case WEIR__REQUEST__BODY_RAFT:
+        return "raft";
     default:
         return "unknown";
     }
@@ -199,6 +201,10 @@ static int rpc_check_request(const Weir__Request *r,
     switch (r->body_case) {
     case WEIR__REQUEST__BODY_PRODUCE:
         return rpc_check_produce(r->produce, payload_len, ed);
+    case WEIR__REQUEST__BODY_RAFT:
+        /* entries and chunks in the payload: controller/quorum/raft_codec.c
+         * checks them against the Raft limits (common knows none) */
+        return 0;
     case WEIR__REQUEST__BODY_METADATA:
         n = r->metadata->n_topics;
         break;

@@ -2,6 +2,7 @@
 /* The controller's options. Every one is a flag, a config-file key and a
  * WEIR_<NAME> environment variable (common/cfg.h). */
 #include <stddef.h>
+#include <string.h>
 
 #include "controller/ctl_io.h"
 
@@ -42,6 +43,12 @@ const struct cfg_option ctl_options[] = {
             "id of the cluster --format or auto-format creates (default: "
             "random); on a formatted data dir it must match",
             cluster_id),
+    OPT_STR("standby-of",
+            NULL,
+            "testing only, until the controller quorum decides it: run as "
+            "a member that is not the active controller and answer every "
+            "broker and admin call NOT_CONTROLLER naming this host:port",
+            standby_of),
     OPT_STR("log-level",
             "info",
             "trace level: debug, info, warn, error",
@@ -149,6 +156,33 @@ const struct cfg_option ctl_options[] = {
             max_frame_bytes,
             1024,
             1073741824),
+    OPT_INT("id",
+            "0",
+            "this controller's voter id in the quorum (one of voters); 0 = "
+            "no quorum",
+            id,
+            0,
+            RAFT_MAX_ID),
+    OPT_STR("voters",
+            NULL,
+            "the controller quorum: ID@HOST:PORT,... (1 to 7 members, each "
+            "a controller's listen address; unset: a single controller, as "
+            "before)",
+            voters),
+    OPT_INT("election-timeout-ms",
+            "1000",
+            "quorum: a member that hears no leader for this long (randomised "
+            "up to twice it) starts an election",
+            election_timeout_ms,
+            10,
+            600000),
+    OPT_INT("raft-heartbeat-interval-ms",
+            "100",
+            "quorum: how often the leader heartbeats (at most half of "
+            "election-timeout-ms)",
+            raft_heartbeat_interval_ms,
+            1,
+            300000),
     OPT_INT("metadata-max-wait-ms",
             "30000",
             "longest a FetchMetadata long poll is held",
@@ -177,6 +211,43 @@ int ctl_server_core_config(const struct ctl_server_config *c,
                        "session-timeout-ms (%lld)",
                        (long long)c->heartbeat_interval_ms,
                        (long long)c->session_timeout_ms);
+    }
+    return 0;
+}
+
+int ctl_server_quorum_config(const struct ctl_server_config *c,
+                             struct raft_voters *voters,
+                             struct err_detail *ed)
+{
+    int rv;
+
+    memset(voters, 0, sizeof(*voters));
+    /* one lost heartbeat must not start an election */
+    if (c->raft_heartbeat_interval_ms * 2 > c->election_timeout_ms) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "raft-heartbeat-interval-ms (%lld) must be at most "
+                       "half of election-timeout-ms (%lld)",
+                       (long long)c->raft_heartbeat_interval_ms,
+                       (long long)c->election_timeout_ms);
+    }
+    if (c->voters == NULL || c->voters[0] == '\0') {
+        return 0;
+    }
+    rv = raft_voters_parse(c->voters, voters, ed);
+    if (rv != 0) {
+        return rv;
+    }
+    if (c->id == 0) {
+        memset(voters, 0, sizeof(*voters));
+        return err_set(ed, WEIR_ECONFIG,
+                       "voters is set but id is not: give this controller's "
+                       "id among the voters (--id, WEIR_ID)");
+    }
+    if (raft_voters_find(voters, (uint32_t)c->id) == NULL) {
+        memset(voters, 0, sizeof(*voters));
+        return err_set(ed, WEIR_ECONFIG,
+                       "id %lld is not one of the voters (%s)",
+                       (long long)c->id, c->voters);
     }
     return 0;
 }

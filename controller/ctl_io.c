@@ -4,6 +4,7 @@
  * only carries out the core's contract (ctl_core.h): persist each batch
  * before replying or serving it, rebuild from the log after a failure. */
 #include "controller/ctl_io.h"
+#include "controller/ctl_quorum.h"
 #include "controller/ctl_sec.h"
 
 #include <event2/event.h>
@@ -148,6 +149,13 @@ static void ctl_io_rebuild(struct ctl_server *s)
     struct err_detail ed;
     int rv;
 
+    if (s->quorum != NULL) {
+        /* the log holds proposals that may still commit: the core is
+         * built from the applied image once they are all applied */
+        ctl_quorum_core_lost(s->quorum);
+        return;
+    }
+
     err_detail_clear(&ed);
     ctl_core_free(s->core);
     s->core = NULL;
@@ -185,6 +193,14 @@ static void ctl_io_maybe_snapshot(struct ctl_server *s)
                (long long)ctl_log_end_offset(s->log));
 }
 
+const struct meta_image *ctl_server_image(const struct ctl_server *s)
+{
+    if (s->quorum != NULL) {
+        return ctl_quorum_image(s->quorum);
+    }
+    return s->core != NULL ? ctl_core_image(s->core) : NULL;
+}
+
 int ctl_server_step(struct ctl_server *s, struct ctl_event *ev)
 {
     struct ctl_actions *a = &s->act;
@@ -193,6 +209,12 @@ int ctl_server_step(struct ctl_server *s, struct ctl_event *ev)
 
     if (s->core == NULL) {
         return err_set(&a->detail, WEIR_EUNKNOWN, "controller is stopping");
+    }
+    if (!s->active) {
+        /* only the active member decides: no fencing on its ticks or lost
+         * connections, nothing written (the TICK timer stops here too) */
+        return err_set(&a->detail, WEIR_ENOT_CONTROLLER,
+                       "not the active controller");
     }
     ev->now_ms = clock_now_ms(s->clock);
     rv = ctl_core_step(s->core, ev, a);
@@ -204,7 +226,21 @@ int ctl_server_step(struct ctl_server *s, struct ctl_event *ev)
         }
         return rv;
     }
-    if (a->n_records > 0) {
+    if (a->n_records > 0 && s->quorum != NULL) {
+        /* a majority stores it before it is applied or answered */
+        rv = ctl_quorum_propose(s->quorum, a->records, a->n_records,
+                                a->first_offset, &a->detail);
+        if (rv != 0) {
+            trace_error("controller",
+                        "event=propose_failed error=%s msg=\"%s\"",
+                        weir_err_name(rv), a->detail.msg);
+            ctl_io_rebuild(s);
+            return rv;
+        }
+        for (i = 0; i < a->n_records; i++) {
+            ctl_io_trace_record(s, &a->records[i], a->first_offset + i);
+        }
+    } else if (a->n_records > 0) {
         rv = ctl_log_append(s->log, a->records, a->n_records, a->first_offset,
                             &a->detail);
         if (rv != 0) {
@@ -367,6 +403,8 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     int rv;
 
     s->clock = clock_system();
+    s->active = true;
+    s->active_id = -1;
     ctl_actions_init(&s->act);
     rv = ctl_server_core_config(&s->cfg, &s->core_cfg, ed);
     if (rv != 0) {
@@ -376,9 +414,13 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     if (s->base == NULL) {
         return err_set(ed, WEIR_ENOMEM, "cannot create the event loop");
     }
-    rv = ctl_ident_load(s, ed);
-    if (rv == 0) {
-        rv = ctl_io_open_log(s, ed);
+    if (s->voters.n > 0) {
+        rv = ctl_quorum_open(s, ed);
+    } else {
+        rv = ctl_ident_load(s, ed);
+        if (rv == 0) {
+            rv = ctl_io_open_log(s, ed);
+        }
     }
     if (rv == 0) {
         rv = ctl_sec_open(s, ed);
@@ -397,9 +439,13 @@ int ctl_server_open(struct ctl_server *s, struct err_detail *ed)
     }
     (void)event_add(s->sig_term, NULL);
     (void)event_add(s->sig_int, NULL);
-    rv = ctl_sec_bootstrap(s, ed);
+    /* a quorum member bootstraps users once it is the active one */
+    rv = s->quorum != NULL ? 0 : ctl_sec_bootstrap(s, ed);
     if (rv != 0) {
         return rv;
+    }
+    if (s->cfg.standby_of != NULL && s->cfg.standby_of[0] != '\0') {
+        ctl_server_set_active(s, false, s->cfg.standby_of);
     }
     /* the first TICK starts every known broker's session */
     ctl_io_arm_tick(s, clock_now_ms(s->clock));
@@ -436,6 +482,8 @@ void ctl_server_close(struct ctl_server *s)
         if (s->srv_tls != NULL) {
             srv_stop_accepting(s->srv_tls);
         }
+        ctl_quorum_close(s->quorum);
+        s->quorum = NULL;
         ctl_rpc_wake(s, true);
         /* let the answers just queued reach the brokers */
         (void)event_base_loopexit(s->base, &drain);
@@ -452,6 +500,8 @@ void ctl_server_close(struct ctl_server *s)
     ctl_io_free_event(s->tick_ev);
     ctl_io_free_event(s->sig_term);
     ctl_io_free_event(s->sig_int);
+    ctl_quorum_close(s->quorum);
+    s->quorum = NULL;
     ctl_core_free(s->core);
     s->core = NULL;
     ctl_log_close(s->log);

@@ -17,6 +17,7 @@
 #include "common/net/srv.h"
 #include "controller/ctl_log.h"
 #include "controller/elect/ctl_core.h"
+#include "controller/quorum/raft_voters.h"
 #include "proto/weir.pb-c.h"
 
 struct event_base;
@@ -51,12 +52,25 @@ struct ctl_server_config {
     char *bootstrap_users_file;
     bool auto_format;
     char *cluster_id;
+    /* controller quorum (controller/quorum/): 0 and NULL without one */
+    int64_t id;
+    char *voters;
+    int64_t election_timeout_ms;
+    int64_t raft_heartbeat_interval_ms;
+    char *standby_of; /* testing: start as a member that is not active */
 };
 
 extern const struct cfg_option ctl_options[];
 extern const size_t ctl_options_count;
 
-struct ctl_wait; /* a parked FetchMetadata (ctl_rpc.c) */
+struct ctl_wait;   /* a parked FetchMetadata (ctl_rpc.c) */
+struct ctl_quorum; /* the quorum adapter (ctl_quorum.h) */
+
+/* Where RaftMessage requests go (raft_net_on_request): it must finish req
+ * (one-way, no answer). r is freed after the call. */
+typedef void (*ctl_raft_fn)(void *arg,
+                            struct srv_req *req,
+                            const Weir__Request *r);
 
 #define CTL_CLUSTER_ID_CAP 65 /* METAPROPS_ID_MAX + 1 */
 
@@ -79,6 +93,15 @@ struct ctl_server {
     struct event *sig_int;
     char address[300]; /* host:port given to clients as the controller */
     char cluster_id[CTL_CLUSTER_ID_CAP]; /* from meta.properties */
+    struct raft_voters voters;           /* --voters; n == 0: no quorum */
+    ctl_raft_fn raft_hook;     /* NULL: RaftMessage is UNSUPPORTED_API */
+    struct ctl_quorum *quorum; /* ctl_quorum.h; NULL: a single controller */
+    void *raft_hook_arg;
+    /* quorum membership (ctl_member.c): only the active member serves
+     * brokers and admins; the others answer NOT_CONTROLLER naming it */
+    bool active;           /* true until the quorum code says otherwise */
+    int32_t active_id;     /* the active member's node id; -1: unknown */
+    char active_addr[300]; /* its advertised host:port; "": unknown */
     int exit_code;
     bool stopping;
 };
@@ -87,6 +110,14 @@ struct ctl_server {
 WEIR_MUST_CHECK int ctl_server_core_config(const struct ctl_server_config *c,
                                            struct ctl_config *out,
                                            struct err_detail *ed);
+
+/* The quorum options: --voters parsed into *voters (n 0 without it),
+ * --id one of them, the Raft timeouts consistent. Without --voters, --id
+ * is not used (WEIR_ID is also the broker's id variable).
+ * Errors: WEIR_ECONFIG. */
+WEIR_MUST_CHECK int ctl_server_quorum_config(const struct ctl_server_config *c,
+                                             struct raft_voters *voters,
+                                             struct err_detail *ed);
 
 /* ctl_ident.c: the data dir's identity (meta.properties).
  * Format dir as a new cluster (cluster_id, or a random one when NULL or
@@ -119,6 +150,32 @@ void ctl_server_close(struct ctl_server *s);
  * and nothing was persisted: reply with the returned code (s->act.detail
  * says why). */
 int ctl_server_step(struct ctl_server *s, struct ctl_event *ev);
+
+/* ctl_member.c. The quorum adapter says whether this member is the
+ * active controller and, when not, which one is (active_addr "host:port",
+ * NULL or "" when unknown; copied). Going inactive answers every parked
+ * FetchMetadata NOT_CONTROLLER at once; while inactive ctl_server_step
+ * refuses every event (WEIR_ENOT_CONTROLLER) and the TICK timer stops;
+ * going active fires a TICK. The core is not rebuilt here: a member
+ * becoming active must first bring its core up to the committed log
+ * (fresh broker sessions, as after a restart). ctl_server_set_active_id
+ * sets the id sent beside the address (-1: unknown; call it first). */
+void ctl_server_set_active(struct ctl_server *s,
+                           bool active,
+                           const char *active_addr);
+void ctl_server_set_active_id(struct ctl_server *s, int32_t id);
+/* Answer req (correlation id corr) NOT_CONTROLLER with the hint. */
+void ctl_member_refuse(struct ctl_server *s,
+                       struct srv_req *req,
+                       uint32_t corr);
+/* Does this call need the active controller (every broker and admin call;
+ * SASL and unknown calls do not)? */
+bool ctl_member_needs_active(const Weir__Request *r);
+
+/* The image brokers are served and logins are checked against: in a
+ * quorum the applied one (ctl_core's runs ahead of the commit while it
+ * leads), else ctl_core's. NULL while neither exists. */
+const struct meta_image *ctl_server_image(const struct ctl_server *s);
 
 /* ctl_rpc.c: request dispatch (the srv handler) and the long polls. */
 void ctl_rpc_dispatch(void *arg, struct srv_req *req);

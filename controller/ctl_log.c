@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Metadata log on disk: replay with torn-tail cut, batch append + fsync,
- * atomic snapshots with log rotation. Why the order of each step matters
- * is said where it happens; the format is in ctl_log.h. */
+/* Metadata log: the helpers every ctl_log*.c shares, holding entries and
+ * applied records in memory, the single controller's append (a batch
+ * appended and applied at once) and the queries brokers' fetches use.
+ * Loading is in ctl_log_load.c, snapshots in ctl_log_snapshot.c, the Raft
+ * side in ctl_log_raft.c; the format is in ctl_log.h. */
 #include "controller/ctl_log.h"
 
 #include <errno.h>
@@ -11,33 +13,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common/crc32c.h"
-#include "common/datadir.h"
 #include "common/mem.h"
 #include "common/trace.h"
-#include "controller/ctl_chain.h"
-#include "controller/meta/meta_chain.h"
-#include "controller/meta/meta_snapshot.h"
+#include "controller/ctl_log_int.h"
 
-#define CTL_LOG_FRAME_HEAD 8  /* body length, CRC */
-#define CTL_LOG_BODY_HEAD  12 /* first offset, count */
-
-struct ctl_log {
-    char *dir;
-    char *log_path;
-    char *snap_path;
-    int fd;              /* metadata.log, O_RDWR */
-    uint64_t file_bytes; /* end of the last whole batch */
-    int64_t start;       /* first offset held (snapshot end) */
-    int64_t end;         /* next offset */
-    struct weir_buf mem; /* u32be length | record, for every held record */
-    uint32_t *pos;       /* pos[i]: where record start + i begins in mem */
-    uint32_t n_pos;
-    uint32_t cap_pos;
-    struct ctl_chain chain; /* values from a tail before the snapshot on */
-};
-
-static char *ctl_log_path(const char *dir, const char *name)
+char *ctl_log_path(const char *dir, const char *name)
 {
     size_t n = strlen(dir) + strlen(name) + 2;
     char *p = mem_malloc(n);
@@ -50,11 +30,11 @@ static char *ctl_log_path(const char *dir, const char *name)
 
 /* Whole file into *out (caller frees). A missing file is empty (*out NULL,
  * *len 0) when missing_ok. */
-static int ctl_log_slurp(const char *path,
-                         bool missing_ok,
-                         uint8_t **out,
-                         size_t *len,
-                         struct err_detail *ed)
+int ctl_log_slurp(const char *path,
+                  bool missing_ok,
+                  uint8_t **out,
+                  size_t *len,
+                  struct err_detail *ed)
 {
     struct stat st;
     uint8_t *p = NULL;
@@ -98,12 +78,12 @@ static int ctl_log_slurp(const char *path,
     return 0;
 }
 
-static int ctl_log_write_all(int fd,
-                             const uint8_t *p,
-                             size_t n,
-                             uint64_t at,
-                             const char *path,
-                             struct err_detail *ed)
+int ctl_log_write_all(int fd,
+                      const uint8_t *p,
+                      size_t n,
+                      uint64_t at,
+                      const char *path,
+                      struct err_detail *ed)
 {
     while (n > 0) {
         ssize_t w = pwrite(fd, p, n, (off_t)at);
@@ -152,8 +132,68 @@ static int ctl_log_hold(struct ctl_log *l, const uint8_t *p, size_t n)
     return 0;
 }
 
-/* Decode, apply and hold the records of one CRC-valid batch body. */
-static int ctl_log_replay_body(struct ctl_log *l,
+void ctl_log_forget(struct ctl_log *l, int64_t start)
+{
+    buf_reset(&l->mem);
+    l->n_pos = 0;
+    l->start = l->end = start;
+}
+
+uint64_t ctl_log_last_index(const struct ctl_log *l)
+{
+    return l->n_ents > 0 ? l->ents[l->n_ents - 1].index : l->snap_index;
+}
+
+uint64_t ctl_log_last_term(const struct ctl_log *l)
+{
+    return l->n_ents > 0 ? l->ents[l->n_ents - 1].term : l->snap_term;
+}
+
+int ctl_log_ent_push(struct ctl_log *l,
+                     const struct raft_entry *e,
+                     uint64_t file_at)
+{
+    struct ctl_log_ent *x;
+
+    if (l->n_ents == l->cap_ents) {
+        uint32_t cap = l->cap_ents == 0 ? 64 : l->cap_ents * 2;
+        struct ctl_log_ent *np = mem_realloc(l->ents, cap * sizeof(*np));
+        if (np == NULL) {
+            return WEIR_ENOMEM;
+        }
+        l->ents = np;
+        l->cap_ents = cap;
+    }
+    x = &l->ents[l->n_ents];
+    x->index = e->index;
+    x->term = e->term;
+    x->type = (uint8_t)e->type;
+    x->file_at = file_at;
+    x->data_at = l->ent_data.len;
+    x->len = e->len;
+    if (e->len > 0) {
+        buf_put(&l->ent_data, e->data, e->len);
+    }
+    if (!buf_ok(&l->ent_data)) {
+        l->ent_data.len = x->data_at;
+        l->ent_data.oom = false;
+        return WEIR_ENOMEM;
+    }
+    l->n_ents++;
+    return 0;
+}
+
+void ctl_log_ent_cut(struct ctl_log *l, uint32_t k)
+{
+    if (k < l->n_ents) {
+        l->ent_data.len = l->ents[k].data_at;
+        l->n_ents = k;
+    }
+}
+
+/* Decode, apply and hold the records of one batch (checked by
+ * ctl_log_frame_check_batch when it was read or appended). */
+static int ctl_log_apply_batch(struct ctl_log *l,
                                const uint8_t *body,
                                uint32_t len,
                                struct meta_image *img,
@@ -169,9 +209,6 @@ static int ctl_log_replay_body(struct ctl_log *l,
     cur_init(&c, body, len);
     if (!cur_u64be(&c, &first) || !cur_u32be(&c, &count)) {
         return err_set(ed, WEIR_ECORRUPT, "batch header truncated");
-    }
-    if ((int64_t)first + count <= meta_image_end_offset(img)) {
-        return 0; /* the snapshot already holds it */
     }
     if ((int64_t)first != meta_image_end_offset(img)) {
         return err_set(ed, WEIR_ECORRUPT, "batch at offset %lld, expected %lld",
@@ -200,273 +237,36 @@ static int ctl_log_replay_body(struct ctl_log *l,
             err_wrap(ed, "record at offset %lld", (long long)first + i);
             return rv;
         }
-    }
-    if (cur_remaining(&c) != 0) {
-        return err_set(ed, WEIR_ECORRUPT, "bytes after the last record");
+        l->end++;
     }
     return 0;
 }
 
-/* Could a whole batch start at byte pos? Its length fits the file, its
- * first offset is at most `next` + the bytes from pos to the end (the
- * damaged bytes before it hold fewer records than bytes; `next` is the
- * offset the bad batch started at), and its CRC holds. Cheap tests
- * first: most positions fail on the length or the offset. */
-static bool
-ctl_log_frame_at(const uint8_t *p, size_t len, size_t pos, int64_t next)
+int ctl_log_apply_ent(struct ctl_log *l,
+                      uint32_t k,
+                      struct meta_image *img,
+                      struct err_detail *ed)
 {
-    size_t left = len - pos;
-    uint32_t blen;
-    uint64_t first;
+    const struct ctl_log_ent *x = &l->ents[k];
+    const uint8_t *data = l->ent_data.data + x->data_at;
+    uint32_t id;
+    uint32_t i;
 
-    if (left < CTL_LOG_FRAME_HEAD + CTL_LOG_BODY_HEAD) {
-        return false;
-    }
-    blen = wire_get_u32be(p + pos);
-    if (blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH ||
-        blen > left - CTL_LOG_FRAME_HEAD) {
-        return false;
-    }
-    first = wire_get_u64be(p + pos + CTL_LOG_FRAME_HEAD);
-    if (next < 0 || first > (uint64_t)next + left) {
-        return false;
-    }
-    return crc32c(p + pos + CTL_LOG_FRAME_HEAD, blen) ==
-           wire_get_u32be(p + pos + 4);
-}
-
-/* The frame at `at` is bad (short, a length out of range, or a CRC that
- * fails). Only what a crash during the last append can leave is a torn
- * tail, to be cut: a frame that runs past the end of the file, a last
- * frame that ends exactly at it, or nothing but zeros from here on (the
- * file grew before the data reached the disk). A bad frame with more
- * bytes after it is damage in the middle of the log, and cutting there
- * would silently drop every batch after it: refuse instead. A damaged
- * length field can make a frame in the middle look like one that runs
- * past the end, so before anything is called torn the bytes after `at`
- * are searched, byte by byte, for a whole batch (CRC-valid, a plausible
- * first offset): a crash during the last append cannot leave one there. */
-static int ctl_log_torn_or_corrupt(const struct ctl_log *l,
-                                   const uint8_t *p,
-                                   size_t len,
-                                   size_t at,
-                                   int64_t next_offset,
-                                   struct err_detail *ed)
-{
-    size_t left = len - at;
-    uint32_t blen = wire_get_u32be(p + at);
-    bool impossible = blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH;
-    const char *what = impossible ? "has an impossible length"
-                       : blen > left - CTL_LOG_FRAME_HEAD
-                           ? "runs past the end of the file"
-                           : "fails its CRC";
-    size_t i;
-
-    for (i = at + 1; i < len; i++) {
-        if (ctl_log_frame_at(p, len, i, next_offset)) {
-            return err_set(ed, WEIR_ECORRUPT,
-                           "%s: the batch at byte %zu %s, but a whole batch "
-                           "follows at byte %zu (%zu bytes after it): damage "
-                           "in the middle of the metadata log, not a torn "
-                           "last write; refusing to start (restore the "
-                           "controller's data dir from a copy)",
-                           l->log_path, at, what, i, len - i);
+    switch (x->type) {
+    case RAFT_ENTRY_NORMAL:
+        return ctl_log_apply_batch(l, data, x->len, img, ed);
+    case RAFT_ENTRY_READMIT:
+        id = wire_get_u32be(data);
+        for (i = 0; i < l->n_voters; i++) {
+            if (l->voters[i] == id) {
+                l->admitted[i] = wire_get_u64be(data + 4);
+                return 0;
+            }
         }
+        return err_set(ed, WEIR_ECORRUPT, "READMIT of %u, not a voter", id);
+    default:
+        return 0; /* NOOP */
     }
-    if (!impossible && blen >= left - CTL_LOG_FRAME_HEAD) {
-        return 0;
-    }
-    for (i = at; i < len && p[i] == 0; i++) {
-    }
-    if (i == len) {
-        return 0;
-    }
-    return err_set(ed, WEIR_ECORRUPT,
-                   "%s: the batch at byte %zu %s, and %zu bytes follow it: "
-                   "damage in the middle of the metadata log, not a torn "
-                   "last write; refusing to start (restore the controller's "
-                   "data dir from a copy)",
-                   l->log_path, at, what,
-                   impossible ? left - CTL_LOG_FRAME_HEAD
-                              : left - CTL_LOG_FRAME_HEAD - blen);
-}
-
-/* Replay metadata.log bytes; *good is where the last whole batch ends. */
-static int ctl_log_replay(struct ctl_log *l,
-                          const uint8_t *p,
-                          size_t len,
-                          struct meta_image *img,
-                          uint64_t *good,
-                          uint32_t *batches,
-                          struct err_detail *ed)
-{
-    size_t at = 0;
-    int rv;
-
-    *good = 0;
-    while (at < len) {
-        uint32_t blen;
-        uint32_t crc;
-        if (len - at < CTL_LOG_FRAME_HEAD) {
-            return 0; /* a torn frame head: too short for a batch after it */
-        }
-        blen = wire_get_u32be(p + at);
-        crc = wire_get_u32be(p + at + 4);
-        if (blen < CTL_LOG_BODY_HEAD || blen > CTL_LOG_MAX_BATCH ||
-            blen > len - at - CTL_LOG_FRAME_HEAD ||
-            crc32c(p + at + CTL_LOG_FRAME_HEAD, blen) != crc) {
-            return ctl_log_torn_or_corrupt(l, p, len, at,
-                                           meta_image_end_offset(img), ed);
-        }
-        rv = ctl_log_replay_body(l, p + at + CTL_LOG_FRAME_HEAD, blen, img, ed);
-        if (rv != 0) {
-            err_wrap(ed, "%s at byte %zu", l->log_path, at);
-            return rv;
-        }
-        at += CTL_LOG_FRAME_HEAD + blen;
-        *good = at;
-        (*batches)++;
-    }
-    return 0;
-}
-
-static int ctl_log_write_atomic(struct ctl_log *l,
-                                const char *name,
-                                const uint8_t *p,
-                                size_t n,
-                                struct err_detail *ed);
-
-/* Keep the bytes a cut removes: metadata.log.cut-<byte> (a free name:
- * .1, .2, ... after it if taken), written and fsynced before the cut, so
- * no cut ever destroys what might have been an acknowledged batch. */
-static int ctl_log_save_cut(struct ctl_log *l,
-                            const uint8_t *p,
-                            size_t len,
-                            uint64_t at,
-                            struct ctl_log_stats *st,
-                            struct err_detail *ed)
-{
-    struct stat sb;
-    char path[4096];
-    int i;
-
-    for (i = 0; i < 1000; i++) {
-        if (i == 0) {
-            (void)snprintf(st->cut_file, sizeof(st->cut_file), "%s.cut-%llu",
-                           CTL_LOG_FILE, (unsigned long long)at);
-        } else {
-            (void)snprintf(st->cut_file, sizeof(st->cut_file), "%s.cut-%llu.%d",
-                           CTL_LOG_FILE, (unsigned long long)at, i);
-        }
-        (void)snprintf(path, sizeof(path), "%s/%s", l->dir, st->cut_file);
-        if (stat(path, &sb) != 0 && errno == ENOENT) {
-            return ctl_log_write_atomic(l, st->cut_file, p + at, len - at, ed);
-        }
-    }
-    return err_set(ed, WEIR_EIO,
-                   "%s: no free name to save the %zu bytes cut at byte %llu",
-                   l->log_path, (size_t)(len - at), (unsigned long long)at);
-}
-
-static void ctl_log_forget(struct ctl_log *l, int64_t start)
-{
-    buf_reset(&l->mem);
-    l->n_pos = 0;
-    l->start = l->end = start;
-}
-
-/* The snapshot file: chain values, then the image (or, written before
- * chains, the image alone: its end value is made from its bytes). */
-static int ctl_log_load_snapshot(struct ctl_log *l,
-                                 const uint8_t *p,
-                                 size_t len,
-                                 struct meta_image **img,
-                                 struct err_detail *ed)
-{
-    int64_t chain_end = -1;
-    size_t used = 0;
-    int rv = 0;
-
-    if (len >= 4 && wire_get_u32be(p) == CTL_CHAIN_MAGIC) {
-        rv = ctl_chain_decode(&l->chain, p, len, &used, &chain_end, ed);
-    }
-    if (rv == 0) {
-        rv = meta_snapshot_decode(p + used, len - used, img, ed);
-    }
-    if (rv == 0 && used == 0 &&
-        ctl_chain_reset(&l->chain, meta_image_end_offset(*img),
-                        meta_chain_of_legacy_snapshot(p, len)) != 0) {
-        rv = err_set(ed, WEIR_ENOMEM, "loading the snapshot");
-    }
-    if (rv == 0 && used > 0 && chain_end != meta_image_end_offset(*img)) {
-        rv = err_set(ed, WEIR_ECORRUPT,
-                     "its chain values end at offset %lld, its image at "
-                     "%lld",
-                     (long long)chain_end,
-                     (long long)meta_image_end_offset(*img));
-    }
-    if (rv != 0) {
-        meta_image_free(*img);
-        *img = NULL;
-        err_wrap(ed, "%s", l->snap_path);
-    }
-    return rv;
-}
-
-/* Snapshot (if any) then log into a new image; cuts a torn tail. */
-static int ctl_log_load(struct ctl_log *l,
-                        struct meta_image **img_out,
-                        struct ctl_log_stats *st,
-                        struct err_detail *ed)
-{
-    struct meta_image *img = NULL;
-    uint8_t *p = NULL;
-    size_t len = 0;
-    uint64_t good = 0;
-    int rv;
-
-    memset(st, 0, sizeof(*st));
-    *img_out = NULL;
-    rv = ctl_log_slurp(l->snap_path, true, &p, &len, ed);
-    if (rv == 0 && p != NULL) {
-        rv = ctl_log_load_snapshot(l, p, len, &img, ed);
-    } else if (rv == 0 &&
-               (meta_image_new(&img) != 0 ||
-                ctl_chain_reset(&l->chain, 0, META_CHAIN_ZERO) != 0)) {
-        rv = err_set(ed, WEIR_ENOMEM, "new image");
-    }
-    mem_free(p);
-    p = NULL;
-    if (rv != 0) {
-        return rv;
-    }
-    st->snapshot_end = meta_image_end_offset(img);
-    ctl_log_forget(l, st->snapshot_end);
-    rv = ctl_log_slurp(l->log_path, true, &p, &len, ed);
-    if (rv == 0) {
-        rv = ctl_log_replay(l, p, len, img, &good, &st->batches, ed);
-    }
-    if (rv == 0 && good < len) {
-        /* cut before anything is appended after the garbage, and only
-         * once the bytes are kept */
-        st->cut_bytes = len - good;
-        st->cut_at_byte = good;
-        rv = ctl_log_save_cut(l, p, len, good, st, ed);
-        if (rv == 0 &&
-            (ftruncate(l->fd, (off_t)good) != 0 || fsync(l->fd) != 0)) {
-            rv = err_sys(ed, WEIR_EIO, errno, "ftruncate", "%s", l->log_path);
-        }
-    }
-    mem_free(p);
-    if (rv != 0) {
-        meta_image_free(img);
-        ctl_log_forget(l, 0);
-        return rv;
-    }
-    l->file_bytes = good;
-    l->end = meta_image_end_offset(img);
-    *img_out = img;
-    return 0;
 }
 
 int ctl_log_open(const char *dir,
@@ -475,51 +275,7 @@ int ctl_log_open(const char *dir,
                  struct ctl_log_stats *stats,
                  struct err_detail *ed)
 {
-    struct ctl_log *l;
-    int rv;
-
-    *out = NULL;
-    *img = NULL;
-    rv = datadir_mkdirs(dir, ed);
-    if (rv != 0) {
-        return rv;
-    }
-    l = mem_calloc(1, sizeof(*l));
-    if (l == NULL) {
-        return err_set(ed, WEIR_ENOMEM, "opening the metadata log");
-    }
-    l->fd = -1;
-    buf_init(&l->mem);
-    ctl_chain_init(&l->chain);
-    l->dir = mem_strdup(dir);
-    l->log_path = ctl_log_path(dir, CTL_LOG_FILE);
-    l->snap_path = ctl_log_path(dir, CTL_SNAPSHOT_FILE);
-    if (l->dir == NULL || l->log_path == NULL || l->snap_path == NULL) {
-        ctl_log_close(l);
-        return err_set(ed, WEIR_ENOMEM, "opening the metadata log");
-    }
-    l->fd = open(l->log_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (l->fd < 0) {
-        rv = err_sys(ed, WEIR_EIO, errno, "open", "%s", l->log_path);
-        ctl_log_close(l);
-        return rv;
-    }
-    rv = ctl_log_load(l, img, stats, ed);
-    if (rv != 0) {
-        ctl_log_close(l);
-        return rv;
-    }
-    *out = l;
-    return 0;
-}
-
-int ctl_log_reload(struct ctl_log *l,
-                   struct meta_image **img,
-                   struct err_detail *ed)
-{
-    struct ctl_log_stats st;
-
-    return ctl_log_load(l, img, &st, ed);
+    return ctl_log_open_mode(dir, false, NULL, 0, out, img, stats, ed);
 }
 
 void ctl_log_close(struct ctl_log *l)
@@ -531,7 +287,9 @@ void ctl_log_close(struct ctl_log *l)
         (void)close(l->fd);
     }
     buf_fini(&l->mem);
+    buf_fini(&l->ent_data);
     ctl_chain_fini(&l->chain);
+    mem_free(l->ents);
     mem_free(l->pos);
     mem_free(l->dir);
     mem_free(l->log_path);
@@ -539,42 +297,7 @@ void ctl_log_close(struct ctl_log *l)
     mem_free(l);
 }
 
-/* Frame the batch into b: head, then u32be length | record each. */
-static int ctl_log_encode(const struct meta_record *recs,
-                          uint32_t n,
-                          int64_t first,
-                          struct weir_buf *b,
-                          struct err_detail *ed)
-{
-    uint32_t i;
-    int rv;
-
-    buf_put_u32be(b, 0);
-    buf_put_u32be(b, 0);
-    buf_put_u64be(b, (uint64_t)first);
-    buf_put_u32be(b, n);
-    for (i = 0; i < n; i++) {
-        size_t at = b->len;
-        buf_put_u32be(b, 0);
-        rv = meta_record_encode(&recs[i], b, ed);
-        if (rv != 0) {
-            return rv;
-        }
-        if (buf_ok(b)) {
-            wire_put_u32be(b->data + at, (uint32_t)(b->len - at - 4));
-        }
-    }
-    if (!buf_ok(b) || b->len - CTL_LOG_FRAME_HEAD > CTL_LOG_MAX_BATCH) {
-        return err_set(ed, buf_ok(b) ? WEIR_EINVALID_ARGUMENT : WEIR_ENOMEM,
-                       "encoding a metadata batch of %u records", n);
-    }
-    wire_put_u32be(b->data, (uint32_t)(b->len - CTL_LOG_FRAME_HEAD));
-    wire_put_u32be(b->data + 4, crc32c(b->data + CTL_LOG_FRAME_HEAD,
-                                       b->len - CTL_LOG_FRAME_HEAD));
-    return 0;
-}
-
-/* Hold the batch's records in memory, all or none. */
+/* Hold the records of the batch frame in b, all or none. */
 static int ctl_log_hold_batch(struct ctl_log *l, const struct weir_buf *b)
 {
     size_t mem_len = l->mem.len;
@@ -601,19 +324,21 @@ int ctl_log_append(struct ctl_log *l,
                    int64_t first_offset,
                    struct err_detail *ed)
 {
+    struct raft_entry e;
     struct weir_buf b;
     int rv;
 
     if (n == 0) {
         return 0;
     }
-    if (first_offset != l->end) {
+    if (l->raft || first_offset != l->end) {
         return err_set(ed, WEIR_EINVALID_ARGUMENT,
-                       "batch at offset %lld, log ends at %lld",
-                       (long long)first_offset, (long long)l->end);
+                       "batch at offset %lld, log ends at %lld%s",
+                       (long long)first_offset, (long long)l->end,
+                       l->raft ? " (a quorum member's log)" : "");
     }
     buf_init(&b);
-    rv = ctl_log_encode(recs, n, first_offset, &b, ed);
+    rv = ctl_log_frame_put_batch(&b, recs, n, first_offset, ed);
     if (rv == 0) {
         rv = ctl_log_write_all(l->fd, b.data, b.len, l->file_bytes, l->log_path,
                                ed);
@@ -621,7 +346,17 @@ int ctl_log_append(struct ctl_log *l,
     if (rv == 0 && fdatasync(l->fd) != 0) {
         rv = err_sys(ed, WEIR_EIO, errno, "fdatasync", "%s", l->log_path);
     }
+    e.index = ctl_log_last_index(l) + 1;
+    e.term = 0;
+    e.type = RAFT_ENTRY_NORMAL;
+    e.data = b.data + CTL_LOG_FRAME_HEAD;
+    e.len = (uint32_t)(b.len - CTL_LOG_FRAME_HEAD);
+    if (rv == 0 && ctl_log_ent_push(l, &e, l->file_bytes) != 0) {
+        rv = err_set(ed, WEIR_ENOMEM, "holding the metadata log");
+    }
     if (rv == 0 && ctl_log_hold_batch(l, &b) != 0) {
+        /* the caller's core applied the records already: only hold them */
+        ctl_log_ent_cut(l, l->n_ents - 1);
         rv = err_set(ed, WEIR_ENOMEM, "holding the metadata log");
     }
     if (rv != 0) {
@@ -635,65 +370,9 @@ int ctl_log_append(struct ctl_log *l,
     }
     l->file_bytes += b.len;
     l->end += n;
+    l->next_off = l->end;
+    l->applied = e.index;
     buf_fini(&b);
-    return 0;
-}
-
-/* Write bytes to dir/name atomically (common/datadir.h): a crash leaves
- * either the old file or the new one. */
-static int ctl_log_write_atomic(struct ctl_log *l,
-                                const char *name,
-                                const uint8_t *p,
-                                size_t n,
-                                struct err_detail *ed)
-{
-    return datadir_write(l->dir, name, p, n, ed);
-}
-
-int ctl_log_snapshot(struct ctl_log *l,
-                     const struct meta_image *img,
-                     struct err_detail *ed)
-{
-    struct weir_buf b;
-    int fd;
-    int rv;
-
-    if (meta_image_end_offset(img) != l->end) {
-        return err_set(ed, WEIR_EINVALID_ARGUMENT, "image at %lld, log at %lld",
-                       (long long)meta_image_end_offset(img),
-                       (long long)l->end);
-    }
-    buf_init(&b);
-    /* the chain values first: a restart goes on checking brokers' history
-     * points from a tail of offsets before the snapshot */
-    rv = ctl_chain_encode(&l->chain, l->end, &b);
-    if (rv != 0) {
-        rv = err_set(ed, rv, "encoding the chain values up to offset %lld",
-                     (long long)l->end);
-    }
-    if (rv == 0) {
-        rv = meta_snapshot_encode(img, &b, ed);
-    }
-    if (rv == 0) {
-        rv = ctl_log_write_atomic(l, CTL_SNAPSHOT_FILE, b.data, b.len, ed);
-    }
-    buf_fini(&b);
-    if (rv == 0) {
-        /* the snapshot is durable: the log before it may go */
-        rv = ctl_log_write_atomic(l, CTL_LOG_FILE, NULL, 0, ed);
-    }
-    if (rv != 0) {
-        return rv;
-    }
-    fd = open(l->log_path, O_RDWR | O_CLOEXEC);
-    if (fd < 0) {
-        return err_sys(ed, WEIR_EIO, errno, "open", "%s", l->log_path);
-    }
-    (void)close(l->fd);
-    l->fd = fd;
-    l->file_bytes = 0;
-    ctl_log_forget(l, l->end);
-    ctl_chain_trim(&l->chain);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "common/rpc.h"
 #include "common/trace.h"
 #include "controller/ctl_io.h"
+#include "controller/ctl_quorum.h"
 #include "controller/ctl_sec.h"
 #include "controller/meta/meta_pb.h"
 #include "controller/meta/meta_snapshot.h"
@@ -33,6 +34,7 @@ void ctl_rpc_respond(struct srv_req *req,
                      Weir__Response *resp,
                      struct evbuffer *payload)
 {
+    struct ctl_server *s = req->user;
     struct weir_buf frame;
     size_t plen = payload != NULL ? evbuffer_get_length(payload) : 0;
 
@@ -41,6 +43,13 @@ void ctl_rpc_respond(struct srv_req *req,
         trace_error("controller", "event=encode_failed peer=%s", req->peer);
         buf_fini(&frame);
         srv_req_respond(req, &frame, NULL, true);
+        return;
+    }
+    /* in a quorum, an answer built after a proposal waits until the
+     * proposal is applied (metadata fetches carry applied records only) */
+    if (s != NULL && s->quorum != NULL && payload == NULL &&
+        ctl_quorum_park(s->quorum, req, resp->correlation_id, &frame, false)) {
+        buf_fini(&frame);
         return;
     }
     srv_req_respond(req, &frame, payload, false);
@@ -327,7 +336,7 @@ static void ctl_rpc_fetch_answer(struct ctl_server *s, struct ctl_wait *w)
         body.snapshot = true;
         body.first_offset = 0;
         body.first_chain = ctl_log_chain_at(s->log, body.end_offset);
-        rv = meta_snapshot_encode(ctl_core_image(s->core), &b, NULL);
+        rv = meta_snapshot_encode(ctl_server_image(s), &b, NULL);
     } else {
         body.first_offset = w->from;
         body.first_chain = ctl_log_chain_at(s->log, w->from);
@@ -387,8 +396,11 @@ void ctl_rpc_wake(struct ctl_server *s, bool final)
 
     while (w != NULL) {
         struct ctl_wait *next = w->next;
-        if (final || w->from != ctl_log_end_offset(s->log) ||
-            srv_req_orphaned(w->req)) {
+        if (!s->active) {
+            ctl_member_refuse(s, w->req, w->correlation_id);
+            ctl_rpc_wait_free(s, w);
+        } else if (final || w->from != ctl_log_end_offset(s->log) ||
+                   srv_req_orphaned(w->req)) {
             ctl_rpc_fetch_answer(s, w);
             ctl_rpc_wait_free(s, w);
         }
@@ -690,6 +702,19 @@ ctl_rpc_route(struct ctl_server *s, struct srv_req *req, const Weir__Request *r)
     case WEIR__REQUEST__BODY_DESCRIBE_ACLS:
         ctl_sec_rpc(s, req, r);
         break;
+    case WEIR__REQUEST__BODY_RAFT:
+        if (s->voters.n > 0 && s->raft_hook != NULL) {
+            /* one-way: the hook finishes req without an answer */
+            s->raft_hook(s->raft_hook_arg, req, r);
+            break;
+        }
+        ctl_rpc_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
+                      s->voters.n == 0
+                          ? "this controller is not a quorum member (no "
+                            "--voters)"
+                          : "this controller does not run the quorum yet",
+                      false);
+        break;
     default:
         ctl_rpc_error(req, r->correlation_id, WEIR_EUNSUPPORTED_API,
                       "the controller does not serve this call; ask a broker",
@@ -705,6 +730,7 @@ void ctl_rpc_dispatch(void *arg, struct srv_req *req)
     struct err_detail ed;
     int rv;
 
+    req->user = s; /* ctl_rpc_respond: answers may wait for the commit */
     err_detail_clear(&ed);
     rv = rpc_request_decode(req->header, req->payload_len, &r, &ed);
     if (rv != 0) {
@@ -716,10 +742,14 @@ void ctl_rpc_dispatch(void *arg, struct srv_req *req)
         rpc_request_free(r);
         return;
     }
-    if (s->stopping || s->core == NULL) {
+    if (s->stopping || (s->core == NULL && s->quorum == NULL)) {
         ctl_rpc_error(req, r->correlation_id, WEIR_ESHUTTING_DOWN,
                       "controller is shutting down", false);
-    } else if (!ctl_sec_gate(s, req, r)) {
+    } else if (ctl_sec_gate(s, req, r)) {
+        /* answered: a login step, or refused */
+    } else if (!s->active && ctl_member_needs_active(r)) {
+        ctl_member_refuse(s, req, r->correlation_id);
+    } else {
         ctl_rpc_route(s, req, r);
     }
     rpc_request_free(r);

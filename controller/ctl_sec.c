@@ -24,10 +24,10 @@ static bool ctl_sec_lookup(void *arg,
     struct ctl_server *s = arg;
     const struct meta_user *u;
 
-    if (s->core == NULL) {
+    if (ctl_server_image(s) == NULL) {
         return false;
     }
-    u = meta_image_user(ctl_core_image(s->core), user, mech);
+    u = meta_image_user(ctl_server_image(s), user, mech);
     if (u == NULL) {
         return false;
     }
@@ -162,7 +162,7 @@ static bool ctl_sec_may(struct ctl_server *s,
                         const char *name,
                         enum acl_op op)
 {
-    return authz_allowed(&s->authz, meta_image_acls(ctl_core_image(s->core)),
+    return authz_allowed(&s->authz, meta_image_acls(ctl_server_image(s)),
                          srv_req_principal(req), res, name, op);
 }
 

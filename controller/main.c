@@ -117,6 +117,11 @@ int main(int argc, char **argv)
         return 2;
     }
     trace_set_level(lvl);
+    if (!format && ctl_server_quorum_config(&s.cfg, &s.voters, &ed) != 0) {
+        (void)fprintf(stderr, "weir-controller: %s\n", ed.msg);
+        cfg_free(ctl_options, ctl_options_count, &s.cfg);
+        return 2;
+    }
     if (format) {
         rv = main_format(&s);
         cfg_free(ctl_options, ctl_options_count, &s.cfg);

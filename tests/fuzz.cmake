@@ -12,12 +12,19 @@
 # Included from tests/CMakeLists.txt, so paths are relative to tests/.
 
 set(WEIR_FUZZ_TARGETS frame envelope batch config repl_epochs meta_record
-    consumer_protocol scram metaprops ctl_chain)
+    consumer_protocol scram metaprops ctl_chain ctl_log_frame ctl_hardstate
+    raft_codec raft_voters plog_ckpt logmgr_manifest)
 # libraries a target needs beyond weir_common
 set(WEIR_FUZZ_LIBS_repl_epochs weir_replica)
 set(WEIR_FUZZ_LIBS_meta_record weir_controller_core)
 set(WEIR_FUZZ_LIBS_consumer_protocol weir_client)
 set(WEIR_FUZZ_LIBS_ctl_chain weir_controller)
+set(WEIR_FUZZ_LIBS_ctl_log_frame weir_controller)
+set(WEIR_FUZZ_LIBS_ctl_hardstate weir_controller)
+set(WEIR_FUZZ_LIBS_raft_codec weir_quorum_wire)
+set(WEIR_FUZZ_LIBS_raft_voters weir_quorum_wire)
+set(WEIR_FUZZ_LIBS_plog_ckpt weir_storage)
+set(WEIR_FUZZ_LIBS_logmgr_manifest weir_storage)
 set(WEIR_FUZZ_SECONDS 30 CACHE STRING
     "Seconds each libFuzzer target runs under ctest -L fuzz")
 set(WEIR_FUZZ_SRC ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)

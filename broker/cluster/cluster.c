@@ -97,7 +97,7 @@ static void cluster_register_reply(void *arg,
     trace_info("cluster",
                "event=registered broker=%d epoch=%lld controller=%s "
                "cluster_id=%s directory_id=%s previous_epoch=%lld",
-               (int)c->id, (long long)c->broker_epoch, c->controller,
+               (int)c->id, (long long)c->broker_epoch, cluster_controller(c),
                c->b->ident.props.cluster_id, c->b->ident.props.directory_id,
                (long long)c->sent_previous_epoch);
     c->registered_once = true;
@@ -199,7 +199,7 @@ static void cluster_heartbeat_reply(void *arg,
         trace_info("cluster",
                    "event=controller_contact_restored broker=%d controller=%s "
                    "leading=%u",
-                   (int)c->id, c->controller, cluster_leading_count(c));
+                   (int)c->id, cluster_controller(c), cluster_leading_count(c));
     }
     if (h->fenced != c->fenced) {
         trace_info("cluster", "event=%s broker=%d epoch=%lld",
@@ -257,7 +257,7 @@ static void cluster_watch_check(struct cluster *c)
                    "leading=%u msg=\"no heartbeat answered for longer than "
                    "the session timeout: the controller may have fenced "
                    "this broker and elected other leaders\"",
-                   (int)c->id, c->controller,
+                   (int)c->id, cluster_controller(c),
                    (unsigned long long)cluster_watch_silent_ms(&c->watch, now),
                    (unsigned long long)c->session_timeout_ms, led);
     }
@@ -401,21 +401,19 @@ bool cluster_shutdown_begin(struct cluster *c)
 int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
 {
     struct cluster *c;
-    char host[256];
-    uint16_t port;
     int rv;
 
     *out = NULL;
-    rv = addr_split(b->cfg.controller, host, sizeof(host), &port, ed);
-    if (rv != 0) {
-        err_wrap(ed, "controller");
-        return WEIR_ECONFIG;
-    }
     c = mem_calloc(1, sizeof(*c));
     if (c == NULL) {
         return err_set(ed, WEIR_ENOMEM, "out of memory");
     }
     c->b = b;
+    rv = cluster_follow_init(c, ed);
+    if (rv != 0) {
+        mem_free(c);
+        return rv;
+    }
     c->id = (int32_t)b->cfg.id;
     c->broker_epoch = -1;
     c->chain = META_CHAIN_ZERO; /* of the empty image */
@@ -423,20 +421,21 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
     c->session_timeout_ms = CLUSTER_SESSION_DEFAULT_MS;
     c->hook = cluster_role_trace;
     c->hook_arg = c;
-    c->controller = mem_strdup(b->cfg.controller);
     c->register_timer = evtimer_new(b->base, cluster_register_cb, c);
     c->heartbeat_timer =
         event_new(b->base, -1, EV_PERSIST, cluster_heartbeat_cb, c);
     c->fetch_timer = evtimer_new(b->base, cluster_fetch_cb, c);
     c->shutdown_timer = evtimer_new(b->base, cluster_shutdown_timeout_cb, c);
-    if (c->controller == NULL || c->register_timer == NULL ||
-        c->heartbeat_timer == NULL || c->fetch_timer == NULL ||
-        c->shutdown_timer == NULL || meta_image_new(&c->img) != 0 ||
-        cconn_new(b->base, c->controller, &c->rpc) != 0 ||
-        cconn_new(b->base, c->controller, &c->fetch) != 0) {
+    if (c->register_timer == NULL || c->heartbeat_timer == NULL ||
+        c->fetch_timer == NULL || c->shutdown_timer == NULL ||
+        meta_image_new(&c->img) != 0 ||
+        cconn_new(b->base, cluster_controller(c), &c->rpc) != 0 ||
+        cconn_new(b->base, cluster_controller(c), &c->fetch) != 0) {
         cluster_free(c);
         return err_set(ed, WEIR_ENOMEM, "out of memory");
     }
+    cconn_on_outcome(c->rpc, cluster_follow_outcome, c);
+    cconn_on_outcome(c->fetch, cluster_follow_outcome, c);
     if (b->tls_client != NULL) {
         cconn_use_tls(c->rpc, b->tls_client);
         cconn_use_tls(c->fetch, b->tls_client);
@@ -477,7 +476,6 @@ void cluster_free(struct cluster *c)
         mem_free(c->strays[--c->n_strays]);
     }
     mem_free(c->strays);
-    mem_free(c->controller);
     mem_free(c);
 }
 
@@ -501,7 +499,7 @@ const struct meta_image *cluster_image(const struct cluster *c)
 
 const char *cluster_controller(const struct cluster *c)
 {
-    return c->controller;
+    return cluster_finder_current(&c->finder);
 }
 
 int64_t cluster_broker_epoch(const struct cluster *c)

@@ -47,9 +47,10 @@ struct cluster_partition_state {
 typedef void (*cluster_partition_fn)(void *arg,
                                      const struct cluster_partition_state *st);
 
-/* Start: connect to b->cfg.controller, register (retrying with backoff),
+/* Start: connect to b->cfg.controller (a list of quorum members: the
+ * active one is found and followed), register (retrying with backoff),
  * heartbeat and tail the metadata log. Errors: WEIR_ENOMEM, WEIR_ECONFIG
- * (bad address). */
+ * (bad address, named). */
 WEIR_MUST_CHECK int
 cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed);
 /* Answers parked forwards with SHUTTING_DOWN, drops connections, frees.
@@ -75,7 +76,8 @@ bool cluster_shutdown_begin(struct cluster *c);
 void cluster_save_applied(struct cluster *c);
 
 const struct meta_image *cluster_image(const struct cluster *c);
-/* The controller's address, as configured. */
+/* The address of the controller (quorum member) in use now: the active
+ * controller once one answered; valid until the next loop turn. */
 const char *cluster_controller(const struct cluster *c);
 int64_t cluster_broker_epoch(const struct cluster *c); /* -1: unregistered */
 bool cluster_fenced(const struct cluster *c);

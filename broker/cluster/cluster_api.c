@@ -32,7 +32,15 @@ struct cluster_fwd {
     struct weir_buf frame; /* encoded answer, once the controller replied */
     bool answered;
     struct event *timer;
+    Weir__Request *r;   /* the call, kept to send again (owned) */
+    uint32_t redirects; /* NOT_CONTROLLER answers followed */
 };
+
+/* NOT_CONTROLLER answers (nothing done) a forward follows to the member
+ * named, before the client gets the error */
+#define CLUSTER_FWD_MAX_REDIRECTS 3
+
+static int cluster_fwd_send(struct cluster *c, Weir__Request *r, void *arg);
 
 int cluster_route(const struct cluster *c,
                   const char *topic,
@@ -158,7 +166,7 @@ void cluster_api_metadata(struct broker *b,
     }
     body.cluster_id = b->ident.props.cluster_id;
     body.controller_id = -1;
-    body.controller_address = b->cluster->controller;
+    body.controller_address = (char *)cluster_controller(b->cluster);
     resp.correlation_id = r->correlation_id;
     resp.body_case = WEIR__RESPONSE__BODY_METADATA;
     resp.metadata = &body;
@@ -182,6 +190,7 @@ static void cluster_fwd_free(struct cluster_fwd *f)
         mem_free(f->names[i]);
     }
     mem_free(f->names);
+    rpc_request_free(f->r);
     buf_fini(&f->frame);
     if (f->timer != NULL) {
         event_free(f->timer);
@@ -272,9 +281,19 @@ static void cluster_fwd_reply(void *arg,
 
     (void)payload;
     (void)len;
+    if (err == WEIR_ENOT_CONTROLLER &&
+        f->redirects < CLUSTER_FWD_MAX_REDIRECTS) {
+        /* the connection moved to the member named (cluster_follow.c)
+         * before this answer: ask there; nothing was done here */
+        f->redirects++;
+        if (cluster_fwd_send(f->c, f->r, f) == 0) {
+            return;
+        }
+    }
     if (resp != NULL) {
         out = *resp;
     }
+    out.active_controller = NULL; /* the client asked a broker */
     out.correlation_id = f->correlation_id;
     if (rv != 0) {
         out.error_code = rv == WEIR_ENETWORK || rv == WEIR_EREQUEST_TIMED_OUT
@@ -359,6 +378,10 @@ void cluster_api_forward(struct broker *b,
         f->next = c->fwds;
         c->fwds = f;
         rv = f->timer == NULL ? WEIR_ENOMEM : cluster_fwd_send(c, r, f);
+        if (rv == 0) {
+            f->r = r;
+            r = NULL;
+        }
     }
     if (rv != 0) {
         broker_respond_error(req, r->correlation_id, rv,
@@ -372,7 +395,7 @@ void cluster_api_forward(struct broker *b,
     } else {
         (void)event_add(f->timer, &tv);
         trace_debug("cluster", "event=forwarded call=%s peer=%s",
-                    rpc_api_name(r->body_case), req->peer);
+                    rpc_api_name(f->r->body_case), req->peer);
     }
     rpc_request_free(r);
 }

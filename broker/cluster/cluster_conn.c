@@ -55,6 +55,9 @@ struct cconn {
     bool authing;
     struct evbuffer *held;
     struct scram_client scram;
+    cconn_outcome_fn outcome; /* NULL: not reported */
+    void *outcome_arg;
+    uint64_t not_before_ms; /* no connect before (cconn_set_address) */
 };
 
 static int cconn_send(struct cconn *c,
@@ -64,7 +67,24 @@ static int cconn_send(struct cconn *c,
                       void *arg,
                       bool front);
 
-static void cconn_fail_all(struct cconn *c, int err, const char *why)
+static void
+cconn_report(struct cconn *c, int err, const Weir__ActiveController *hint)
+{
+    char addr[300];
+
+    if (c->outcome == NULL) {
+        return;
+    }
+    /* the function may change c->address: it gets a copy */
+    (void)snprintf(addr, sizeof(addr), "%s", c->address);
+    c->outcome(c->outcome_arg, addr, err, hint);
+}
+
+/* Fail every pending call with err; report = tell the outcome function
+ * first (after the list is detached and the socket closed, so the calls
+ * it answers retry at the address it may have chosen). */
+static void
+cconn_fail_all_report(struct cconn *c, int err, const char *why, bool report)
 {
     struct cconn_call *list = c->head;
     struct err_detail ed;
@@ -80,6 +100,10 @@ static void cconn_fail_all(struct cconn *c, int err, const char *why)
         c->bev = NULL;
     }
     err_set(&ed, err, "controller %s: %s", c->address, why);
+    if (report) {
+        cconn_report(c, err == WEIR_EREQUEST_TIMED_OUT ? err : WEIR_ENETWORK,
+                     NULL);
+    }
     while (list != NULL) {
         struct cconn_call *next = list->next;
         list->fn(list->arg, err, NULL, NULL, 0, &ed);
@@ -88,9 +112,48 @@ static void cconn_fail_all(struct cconn *c, int err, const char *why)
     }
 }
 
+static void cconn_fail_all(struct cconn *c, int err, const char *why)
+{
+    cconn_fail_all_report(c, err, why,
+                          err != WEIR_ESASL_AUTHENTICATION_FAILED &&
+                              err != WEIR_ENOMEM);
+}
+
 void cconn_reset(struct cconn *c)
 {
-    cconn_fail_all(c, WEIR_ENETWORK, "connection reset");
+    cconn_fail_all_report(c, WEIR_ENETWORK, "connection reset", false);
+}
+
+void cconn_on_outcome(struct cconn *c, cconn_outcome_fn fn, void *arg)
+{
+    c->outcome = fn;
+    c->outcome_arg = arg;
+}
+
+const char *cconn_address(const struct cconn *c)
+{
+    return c->address;
+}
+
+int cconn_set_address(struct cconn *c,
+                      const char *address,
+                      uint64_t not_before_ms)
+{
+    char *a;
+
+    c->not_before_ms = not_before_ms;
+    if (strcmp(address, c->address) == 0) {
+        return 0;
+    }
+    a = mem_strdup(address);
+    if (a == NULL) {
+        return WEIR_ENOMEM;
+    }
+    mem_free(c->address);
+    c->address = a;
+    cconn_fail_all_report(c, WEIR_ENETWORK, "the active controller moved",
+                          false);
+    return 0;
 }
 
 uint32_t cconn_pending(const struct cconn *c)
@@ -129,6 +192,20 @@ static void cconn_deliver(struct cconn *c,
                 resp->error_message != NULL && resp->error_message[0]
                     ? resp->error_message
                     : weir_err_str(rv));
+    }
+    if (rv == WEIR_ENOT_CONTROLLER) {
+        /* may move this connection (and free the frame's buffer): the
+         * answer carries no payload, so none is passed on */
+        cconn_report(c, rv, resp->active_controller);
+        call->fn(call->arg, rv, resp, NULL, 0, &ed);
+        rpc_response_free(resp);
+        mem_free(call);
+        return;
+    }
+    if (resp->body_case != WEIR__RESPONSE__BODY_SASL_HANDSHAKE &&
+        resp->body_case != WEIR__RESPONSE__BODY_SASL_AUTHENTICATE) {
+        /* a login is served by every member: it shows none is active */
+        cconn_report(c, 0, NULL);
     }
     call->fn(call->arg, rv, resp, frame + FRAME_PREFIX_BYTES + fi->header_len,
              fi->payload_len, &ed);
@@ -504,8 +581,18 @@ int cconn_call(struct cconn *c,
 {
     int rv;
 
-    if (c->bev == NULL && (rv = cconn_connect(c)) != 0) {
-        return rv;
+    if (c->bev == NULL) {
+        if (c->not_before_ms != 0 &&
+            clock_now_ms(clock_system()) < c->not_before_ms) {
+            return WEIR_ENETWORK; /* backing off between members */
+        }
+        rv = cconn_connect(c);
+        if (rv == WEIR_ENETWORK) {
+            cconn_report(c, rv, NULL); /* e.g. a name that does not resolve */
+        }
+        if (rv != 0) {
+            return rv;
+        }
     }
     return cconn_send(c, req, timeout_ms, fn, arg, false);
 }

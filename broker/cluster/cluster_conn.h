@@ -46,6 +46,28 @@ void cconn_use_sasl(struct cconn *c,
                     const char *mechanism,
                     const char *user,
                     const char *password);
+/* What the connection learned about its peer: err 0 (an answer other
+ * than NOT_CONTROLLER), WEIR_ENOT_CONTROLLER (hint: the active controller
+ * the answer named, or NULL), WEIR_ENETWORK (cannot connect, closed,
+ * malformed answer) or WEIR_EREQUEST_TIMED_OUT. addr is the address it was
+ * about (borrowed for the call). Runs before the calls concerned are
+ * answered, and may call cconn_set_address (on any connection). */
+typedef void (*cconn_outcome_fn)(void *arg,
+                                 const char *addr,
+                                 int err,
+                                 const Weir__ActiveController *hint);
+/* Report every outcome to fn (NULL: none). Not for cconn_reset and
+ * cconn_set_address, which report nothing. */
+void cconn_on_outcome(struct cconn *c, cconn_outcome_fn fn, void *arg);
+/* Talk to address from now on: when it differs from the current one,
+ * pending calls fail with WEIR_ENETWORK and the socket closes; calls made
+ * before not_before_ms (monotonic; 0: none) fail with WEIR_ENETWORK
+ * without connecting. Errors: WEIR_ENOMEM (the address is kept). */
+WEIR_MUST_CHECK int
+cconn_set_address(struct cconn *c, const char *address, uint64_t not_before_ms);
+/* The address calls go to now (borrowed until cconn_set_address). */
+const char *cconn_address(const struct cconn *c);
+
 /* Send req (under a correlation id of this connection; req is left as
  * it was) and call fn once with the
  * answer, never from inside this call. timeout_ms bounds the wait.
@@ -55,7 +77,8 @@ WEIR_MUST_CHECK int cconn_call(struct cconn *c,
                                uint32_t timeout_ms,
                                cconn_reply_fn fn,
                                void *arg);
-/* Fail every pending call with WEIR_ENETWORK and close the socket. */
+/* Fail every pending call with WEIR_ENETWORK and close the socket (not
+ * reported to the outcome function). */
 void cconn_reset(struct cconn *c);
 /* Calls sent and not answered yet. */
 uint32_t cconn_pending(const struct cconn *c);

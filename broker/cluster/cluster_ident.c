@@ -79,7 +79,8 @@ static void cluster_ident_refuse(struct cluster *c,
     trace_error("cluster",
                 "event=%s broker=%d controller=%s msg=\"%s; applying "
                 "nothing, deleting nothing, serving what is here, retrying\"",
-                cluster_ident_event(why), (int)c->id, c->controller, msg);
+                cluster_ident_event(why), (int)c->id, cluster_controller(c),
+                msg);
 }
 
 static void cluster_ident_clear(struct cluster *c)
@@ -88,7 +89,7 @@ static void cluster_ident_clear(struct cluster *c)
         trace_info("cluster",
                    "event=controller_accepted broker=%d controller=%s "
                    "cluster_id=%s",
-                   (int)c->id, c->controller, cluster_ident_ours(c));
+                   (int)c->id, cluster_controller(c), cluster_ident_ours(c));
     }
     c->refusal = CLUSTER_REFUSAL_NONE;
 }

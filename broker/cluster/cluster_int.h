@@ -5,6 +5,7 @@
 
 #include "broker/cluster/cluster.h"
 #include "broker/cluster/cluster_conn.h"
+#include "broker/cluster/cluster_finder.h"
 #include "broker/cluster/cluster_watch.h"
 #include "common/metaprops.h"
 
@@ -35,7 +36,8 @@ enum cluster_refusal {
 struct cluster {
     struct broker *b;
     int32_t id;
-    char *controller;
+    /* the quorum member both connections call (cluster_follow.c) */
+    struct cluster_finder finder;
     struct cconn *rpc;   /* register, heartbeat, AlterIsr, forwards */
     struct cconn *fetch; /* the metadata long poll alone: it blocks */
     struct meta_image *img;
@@ -147,6 +149,16 @@ void cluster_ident_stray(struct cluster *c,
                          const char *name,
                          int64_t topic_id,
                          const char *why);
+/* cluster_follow.c: parse b->cfg.controller into c->finder.
+ * Errors: WEIR_ECONFIG naming the bad element. */
+int cluster_follow_init(struct cluster *c, struct err_detail *ed);
+/* The cconn outcome function (arg = the cluster): a NOT_CONTROLLER hint,
+ * a failure or a timeout may move both connections to another member. */
+void cluster_follow_outcome(void *arg,
+                            const char *addr,
+                            int err,
+                            const Weir__ActiveController *hint);
+
 /* cluster_api.c: forwards waiting for the image; final = answer all. */
 void cluster_api_wake(struct cluster *c, bool final);
 

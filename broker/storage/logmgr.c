@@ -14,6 +14,7 @@
 
 #include "broker/storage/logmgr_int.h"
 #include "common/clock.h"
+#include "common/decimal.h"
 #include "common/mem.h"
 #include "common/names.h"
 #include "common/trace.h"
@@ -188,8 +189,7 @@ static bool logmgr_known_dir(const struct logmgr *m, const char *name)
     char topic[NAMES_TOPIC_MAX + 1];
     uint32_t at;
     int64_t i;
-    long p;
-    char *end;
+    int64_t p;
 
     if (dash == NULL || dash == name ||
         (size_t)(dash - name) > NAMES_TOPIC_MAX || dash[1] < '0' ||
@@ -198,9 +198,11 @@ static bool logmgr_known_dir(const struct logmgr *m, const char *name)
     }
     memcpy(topic, name, (size_t)(dash - name));
     topic[dash - name] = '\0';
-    p = strtol(dash + 1, &end, 10);
+    if (decimal_parse_cstr(dash + 1, DECIMAL_UNSIGNED, &p, NULL) != 0) {
+        return false;
+    }
     i = logmgr_find(m, topic, &at);
-    return *end == '\0' && i >= 0 && p < m->topics[i]->partitions;
+    return i >= 0 && p < m->topics[i]->partitions;
 }
 
 /* Files of the data dir that other modules own: producer-id-block

@@ -11,6 +11,7 @@
 
 #define LOGMGR_MANIFEST     "topics.meta"
 #define LOGMGR_MANIFEST_MAX (64 * 1024 * 1024)
+#define LOGMGR_VERSION_LINE "weir-topics 1"
 
 /* One topic. Owned by the logmgr's topic array. */
 struct logmgr_rec {
@@ -75,5 +76,17 @@ WEIR_MUST_CHECK int logmgr_manifest_write(const struct logmgr *m,
  * WEIR_EIO, WEIR_ENOMEM. */
 WEIR_MUST_CHECK int logmgr_manifest_read(struct logmgr *m,
                                          struct err_detail *ed);
+/* logmgr_manifest_parse.c: decode the manifest text[0..len) (path only
+ * names the file in messages) into m, which must hold no topics; m->defaults
+ * is the base of every topic's config. Pure: no I/O, text is not changed.
+ * Strict: every number a plain decimal in range, every name re-validated,
+ * every config re-parsed, no NUL, nothing after the 'end' line. On failure
+ * m holds no topics again. Errors: WEIR_ECORRUPT naming the file, line and
+ * byte offset; WEIR_ENOMEM. */
+WEIR_MUST_CHECK int logmgr_manifest_parse(struct logmgr *m,
+                                          const char *text,
+                                          size_t len,
+                                          const char *path,
+                                          struct err_detail *ed);
 
 #endif /* BROKER_STORAGE_LOGMGR_INT_H */

@@ -7,11 +7,8 @@
  *   ...
  *   end <topic count>
  *
- * Written atomically (temp, fsync, rename, directory fsync). Read strictly:
- * every name is re-validated and every config re-parsed, and anything off
- * refuses the open with the file name and line, since guessing could lose
- * topics. */
-#include <errno.h>
+ * Written atomically (temp, fsync, rename, directory fsync); read and
+ * decoded by logmgr_manifest_parse (logmgr_manifest_parse.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +16,6 @@
 #include "broker/storage/logmgr_int.h"
 #include "common/mem.h"
 #include "common/names.h"
-
-#define LOGMGR_MAX_TOKENS   6
-#define LOGMGR_VERSION_LINE "weir-topics 1"
 
 int logmgr_manifest_write(const struct logmgr *m, struct err_detail *ed)
 {
@@ -67,178 +61,9 @@ int logmgr_manifest_write(const struct logmgr *m, struct err_detail *ed)
     return rv;
 }
 
-struct logmgr_parser {
-    char *p; /* next unread byte (the text is split in place) */
-    char *end;
-    unsigned line_no;
-    char *tok[LOGMGR_MAX_TOKENS];
-    int n_tok;
-    const char *path;
-    struct err_detail *ed;
-};
-
-/* Next line split on single spaces; false at the end of the text. */
-static bool logmgr_next_line(struct logmgr_parser *ps)
-{
-    char *nl;
-    char *q;
-
-    if (ps->p >= ps->end) {
-        return false;
-    }
-    nl = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
-    if (nl == NULL) {
-        nl = ps->end; /* a last line without newline is still a line */
-    }
-    *nl = '\0';
-    ps->line_no++;
-    ps->n_tok = 0;
-    q = ps->p;
-    while (ps->n_tok < LOGMGR_MAX_TOKENS) {
-        ps->tok[ps->n_tok++] = q;
-        q = strchr(q, ' ');
-        if (q == NULL) {
-            break;
-        }
-        *q++ = '\0';
-    }
-    if (q != NULL) {
-        ps->n_tok = LOGMGR_MAX_TOKENS + 1; /* too many: always rejected */
-    }
-    ps->p = nl + 1;
-    return true;
-}
-
-static int logmgr_bad(struct logmgr_parser *ps, const char *why)
-{
-    return err_set(ps->ed, WEIR_ECORRUPT,
-                   "topic manifest %s line %u: %s; refusing to guess (fix or "
-                   "restore the file)",
-                   ps->path, ps->line_no, why);
-}
-
-static bool
-logmgr_int_token(const char *s, int64_t min, int64_t max, int64_t *out)
-{
-    char *end;
-    long long v;
-
-    if (*s < '0' || *s > '9') {
-        return false;
-    }
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < min || v > max) {
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
-/* One "topic" line and its "config" lines. */
-static int logmgr_parse_topic(struct logmgr *m, struct logmgr_parser *ps)
-{
-    struct logmgr_kv kv[32];
-    struct plog_config cfg;
-    struct logmgr_rec *r;
-    struct err_detail ced;
-    int64_t parts;
-    int64_t rf;
-    int64_t topic_id = -1;
-    int64_t n;
-    int64_t i;
-    uint32_t at;
-    const char *name;
-    int rv;
-
-    if ((ps->n_tok != 5 && ps->n_tok != 6) ||
-        strcmp(ps->tok[0], "topic") != 0) {
-        return logmgr_bad(ps, "expected 'topic <name> <partitions> <rf> <n> "
-                              "[id=<n>]'");
-    }
-    if (ps->n_tok == 6 &&
-        (strncmp(ps->tok[5], "id=", 3) != 0 ||
-         !logmgr_int_token(ps->tok[5] + 3, 0, INT64_MAX, &topic_id))) {
-        return logmgr_bad(ps, "bad topic id");
-    }
-    name = ps->tok[1];
-    if (names_topic_check(name, strlen(name), &ced) != 0) {
-        return logmgr_bad(ps, ced.msg);
-    }
-    if (!logmgr_int_token(ps->tok[2], 1, LOGMGR_MAX_PARTITIONS, &parts) ||
-        !logmgr_int_token(ps->tok[3], 0, INT16_MAX, &rf) ||
-        !logmgr_int_token(ps->tok[4], 0, 32, &n)) {
-        return logmgr_bad(ps, "bad partition, replication or config count");
-    }
-    if (logmgr_find(m, name, &at) >= 0) {
-        return logmgr_bad(ps, "topic listed twice");
-    }
-    for (i = 0; i < n; i++) {
-        if (!logmgr_next_line(ps) || ps->n_tok != 3 ||
-            strcmp(ps->tok[0], "config") != 0) {
-            return logmgr_bad(ps, "expected 'config <key> <value>'");
-        }
-        kv[i].key = ps->tok[1];
-        kv[i].value = ps->tok[2];
-    }
-    if (logmgr_parse_topic_config(&m->defaults, kv, (uint32_t)n, &cfg, &ced) !=
-        0) {
-        return logmgr_bad(ps, ced.msg);
-    }
-    rv = logmgr_rec_new(name, (int32_t)parts, (int32_t)rf, kv, (uint32_t)n,
-                        &cfg, &r);
-    if (rv == 0) {
-        r->topic_id = topic_id;
-        rv = logmgr_insert(m, r);
-        if (rv != 0) {
-            logmgr_rec_free(r);
-        }
-    }
-    if (rv != 0) {
-        return err_set(ps->ed, rv, "reading %s: out of memory", ps->path);
-    }
-    return 0;
-}
-
-static int logmgr_parse(struct logmgr *m, struct logmgr_parser *ps)
-{
-    int64_t count;
-    int rv;
-
-    if (!logmgr_next_line(ps) || ps->n_tok != 2 ||
-        strcmp(ps->tok[0], "weir-topics") != 0) {
-        return logmgr_bad(ps, "not a topic manifest");
-    }
-    if (strcmp(ps->tok[1], "1") != 0) {
-        return logmgr_bad(ps, "unsupported manifest version");
-    }
-    for (;;) {
-        if (!logmgr_next_line(ps)) {
-            return logmgr_bad(ps, "truncated: no 'end' line");
-        }
-        if (ps->n_tok == 2 && strcmp(ps->tok[0], "end") == 0) {
-            break;
-        }
-        rv = logmgr_parse_topic(m, ps);
-        if (rv != 0) {
-            return rv;
-        }
-    }
-    if (!logmgr_int_token(ps->tok[1], 0, UINT32_MAX, &count) ||
-        count != m->n_topics) {
-        return logmgr_bad(ps, "topic count does not match");
-    }
-    if (ps->p < ps->end) {
-        ps->line_no++;
-        return logmgr_bad(ps, "text after the 'end' line");
-    }
-    return 0;
-}
-
 int logmgr_manifest_read(struct logmgr *m, struct err_detail *ed)
 {
     char path[STORAGE_PATH_MAX];
-    struct logmgr_parser ps;
     char *text;
     size_t len;
     int rv;
@@ -257,18 +82,7 @@ int logmgr_manifest_read(struct logmgr *m, struct err_detail *ed)
         }
         return rv;
     }
-    if (memchr(text, '\0', len) != NULL) {
-        mem_free(text);
-        return err_set(ed, WEIR_ECORRUPT,
-                       "topic manifest %s holds NUL bytes; refusing to guess",
-                       path);
-    }
-    memset(&ps, 0, sizeof(ps));
-    ps.p = text;
-    ps.end = text + len;
-    ps.path = path;
-    ps.ed = ed;
-    rv = logmgr_parse(m, &ps);
+    rv = logmgr_manifest_parse(m, text, len, path, ed);
     mem_free(text);
     return rv;
 }

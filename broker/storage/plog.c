@@ -108,8 +108,8 @@ int plog_write_checkpoint(struct plog *log,
                           struct err_detail *ed)
 {
     char path[STORAGE_PATH_MAX];
-    char text[64];
-    int n;
+    char text[PLOG_CKPT_OFFSET_MAX_LEN];
+    size_t n;
     int rv;
 
     rv = plog_path(log, PLOG_RECOVERY_CHECKPOINT, path, ed);
@@ -118,8 +118,11 @@ int plog_write_checkpoint(struct plog *log,
     }
     /* version line, then the offset; recovery starts from the segment
      * holding it */
-    n = snprintf(text, sizeof(text), "0\n%lld\n", (long long)offset);
-    rv = storage_write_atomic(log->ops, log->dir, path, text, (size_t)n, ed);
+    if (plog_ckpt_format_offset(offset, text, sizeof(text), &n) != 0) {
+        return err_set(ed, WEIR_EINVALID_ARGUMENT, "recovery point %lld of %s",
+                       (long long)offset, log->dir);
+    }
+    rv = storage_write_atomic(log->ops, log->dir, path, text, n, ed);
     if (rv == 0) {
         log->checkpoint_offset = offset;
     }

@@ -40,7 +40,6 @@
 #include "common/trace.h"
 
 #define PLOG_COMPACT_FLUSH_BYTES (256u * 1024)
-#define PLOG_COMPACT_CKPT_MAX    4096
 
 /* One segment being rewritten. */
 struct plog_compact_out {
@@ -68,55 +67,33 @@ static void plog_cleaner_reset(struct plog *log)
     log->n_clean_marks = 0;
 }
 
-static int plog_cleaner_parse(struct plog *log, const char *text)
+/* A decoded checkpoint becomes the log's cleaner state. */
+static int plog_cleaner_take(struct plog *log,
+                             const struct plog_ckpt_cleaner *ck,
+                             struct err_detail *ed)
 {
-    const char *p = text;
-    char *end;
-    long long n;
-    long long i;
-
-    if (strncmp(p, "0\n", 2) != 0) {
-        return -1;
-    }
-    p += 2;
-    log->clean_offset = strtoll(p, &end, 10);
-    if (end == p || *end != '\n' || log->clean_offset < 0) {
-        return -1;
-    }
-    p = end + 1;
-    n = strtoll(p, &end, 10);
-    if (end == p || *end != '\n' || n < 0 || n > PLOG_CLEAN_MARKS_MAX) {
-        return -1;
-    }
-    p = end + 1;
-    log->clean_marks =
-        mem_calloc(PLOG_CLEAN_MARKS_MAX, sizeof(*log->clean_marks));
     if (log->clean_marks == NULL) {
-        return -1;
-    }
-    for (i = 0; i < n; i++) {
-        struct plog_clean_mark *m = &log->clean_marks[i];
-        m->offset = strtoll(p, &end, 10);
-        if (end == p || *end != ' ') {
-            return -1;
+        log->clean_marks =
+            mem_calloc(PLOG_CLEAN_MARKS_MAX, sizeof(*log->clean_marks));
+        if (log->clean_marks == NULL) {
+            return err_set(ed, WEIR_ENOMEM, "cleaner state: out of memory");
         }
-        p = end + 1;
-        m->wall_ms = strtoll(p, &end, 10);
-        if (end == p || *end != '\n' ||
-            (i > 0 && m->offset <= log->clean_marks[i - 1].offset)) {
-            return -1;
-        }
-        p = end + 1;
     }
-    log->n_clean_marks = (uint32_t)n;
-    return *p == '\0' ? 0 : -1;
+    log->clean_offset = ck->clean_offset;
+    log->n_clean_marks = ck->n_marks;
+    if (ck->n_marks > 0) {
+        memcpy(log->clean_marks, ck->marks,
+               ck->n_marks * sizeof(*log->clean_marks));
+    }
+    return 0;
 }
 
-/* Missing or unreadable: nothing counts as cleaned, which is safe (more
- * work, tombstones kept longer). */
+/* Missing, unreadable or refused by the decoder: nothing counts as
+ * cleaned, which is safe (more work, tombstones kept longer). */
 static void plog_cleaner_load(struct plog *log)
 {
     char path[STORAGE_PATH_MAX];
+    struct plog_ckpt_cleaner ck;
     struct err_detail ed;
     char *text = NULL;
     size_t len;
@@ -130,14 +107,20 @@ static void plog_cleaner_load(struct plog *log)
     if (plog_path(log, PLOG_CLEANER_CHECKPOINT, path, &ed) != 0) {
         return;
     }
-    rv = storage_read_small(log->ops, path, PLOG_COMPACT_CKPT_MAX, &text, &len,
+    rv = storage_read_small(log->ops, path, PLOG_CKPT_CLEANER_MAX, &text, &len,
                             &ed);
-    if (rv == 0 && plog_cleaner_parse(log, text) != 0) {
-        trace_warn("storage",
-                   "event=cleaner_checkpoint_unreadable file=%s "
-                   "action=clean_all",
-                   path);
-        plog_cleaner_reset(log);
+    if (rv == 0) {
+        rv = plog_ckpt_parse_cleaner(text, len, path, &ck, &ed);
+        if (rv == 0) {
+            rv = plog_cleaner_take(log, &ck, &ed);
+        }
+        if (rv != 0) {
+            trace_warn("storage",
+                       "event=cleaner_checkpoint_unreadable file=%s "
+                       "reason=\"%s\" action=clean_all",
+                       path, ed.msg);
+            plog_cleaner_reset(log);
+        }
     }
     mem_free(text);
     if (log->clean_offset > plog_end_offset(log)) {
@@ -148,21 +131,21 @@ static void plog_cleaner_load(struct plog *log)
 static int plog_cleaner_save(struct plog *log, struct err_detail *ed)
 {
     char path[STORAGE_PATH_MAX];
-    char text[PLOG_COMPACT_CKPT_MAX];
-    size_t n;
-    uint32_t i;
+    char text[PLOG_CKPT_CLEANER_MAX];
+    struct plog_ckpt_cleaner ck;
+    size_t n = 0;
     int rv;
 
-    n = (size_t)snprintf(text, sizeof(text), "0\n%lld\n%u\n",
-                         (long long)log->clean_offset, log->n_clean_marks);
-    for (i = 0; i < log->n_clean_marks && n < sizeof(text); i++) {
-        n += (size_t)snprintf(text + n, sizeof(text) - n, "%lld %lld\n",
-                              (long long)log->clean_marks[i].offset,
-                              (long long)log->clean_marks[i].wall_ms);
+    ck.clean_offset = log->clean_offset;
+    ck.n_marks = log->n_clean_marks;
+    if (log->n_clean_marks > 0) {
+        memcpy(ck.marks, log->clean_marks,
+               log->n_clean_marks * sizeof(*log->clean_marks));
     }
-    if (n >= sizeof(text)) {
+    rv = plog_ckpt_format_cleaner(&ck, text, sizeof(text), &n);
+    if (rv != 0) {
         return err_set(ed, WEIR_EINVALID_ARGUMENT,
-                       "cleaner checkpoint of %s too long", log->dir);
+                       "cleaner checkpoint of %s cannot be written", log->dir);
     }
     rv = plog_path(log, PLOG_CLEANER_CHECKPOINT, path, ed);
     if (rv == 0) {

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "broker/storage/plog.h"
+#include "broker/storage/plog_ckpt.h"
 #include "broker/storage/seg.h"
 
 #define PLOG_CLEAN_MARKER        "clean-shutdown"
@@ -25,14 +26,6 @@
  * outlive the process (after a power loss the page cache it guards
  * against is gone too). */
 #define PLOG_FSYNC_FAILED_CHECKPOINT "fsync-failed-offset"
-#define PLOG_CLEAN_MARKS_MAX         32
-
-/* "The cleaned part reached offset `offset` at wall time `wall_ms`": when
- * a tombstone entered the cleaned part, for delete_retention_ms. */
-struct plog_clean_mark {
-    int64_t offset;
-    int64_t wall_ms;
-};
 
 struct plog {
     const struct storage_ops *ops;

@@ -37,8 +37,8 @@ void plog_note_fsync_failed(struct plog *log)
     char tmp[STORAGE_PATH_MAX];
     struct storage_file *f = NULL;
     struct err_detail ed;
-    char text[64];
-    int n;
+    char text[PLOG_CKPT_OFFSET_MAX_LEN];
+    size_t n = 0;
     int rv;
 
     err_detail_clear(&ed);
@@ -46,8 +46,10 @@ void plog_note_fsync_failed(struct plog *log)
     if (rv == 0 && log->ops->exists(log->ops->ctx, path) == 1) {
         return; /* an earlier failure's offset, no later than this one */
     }
-    n = snprintf(text, sizeof(text), "0\n%lld\n",
-                 (long long)log->durable_offset);
+    if (rv == 0 && plog_ckpt_format_offset(log->durable_offset, text,
+                                           sizeof(text), &n) != 0) {
+        rv = err_set(&ed, WEIR_EINVALID_ARGUMENT, "bad durable offset");
+    }
     if (rv == 0 &&
         snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
         rv = err_set(&ed, WEIR_EINVALID_ARGUMENT, "path too long");
@@ -59,7 +61,7 @@ void plog_note_fsync_failed(struct plog *log)
         rv = log->ops->truncate(log->ops->ctx, f, 0, &ed);
     }
     if (rv == 0) {
-        rv = log->ops->pwrite(log->ops->ctx, f, text, (size_t)n, 0, &ed);
+        rv = log->ops->pwrite(log->ops->ctx, f, text, n, 0, &ed);
     }
     if (f != NULL) {
         log->ops->close(log->ops->ctx, f);
@@ -81,24 +83,20 @@ int64_t plog_fsync_failed_offset(struct plog *log)
     char path[STORAGE_PATH_MAX];
     struct err_detail ed;
     char *text = NULL;
-    char *end;
     size_t len;
-    long long v = -1;
+    int64_t v = -1;
 
     if (plog_path(log, PLOG_FSYNC_FAILED_CHECKPOINT, path, &ed) != 0 ||
-        storage_read_small(log->ops, path, 256, &text, &len, &ed) != 0) {
+        storage_read_small(log->ops, path, PLOG_CKPT_OFFSET_MAX_LEN * 4, &text,
+                           &len, &ed) != 0) {
         return -1;
     }
-    if (strncmp(text, "0\n", 2) == 0) {
-        v = strtoll(text + 2, &end, 10);
-        if (end == text + 2 || *end != '\n' || end[1] != '\0' || v < 0) {
-            v = -1;
-        }
-    }
-    if (v < 0) {
+    if (plog_ckpt_parse_offset(text, len, path, &v, &ed) != 0) {
         trace_warn("storage",
-                   "event=fsync_failed_note_unreadable file=%s action=no_cut",
-                   path);
+                   "event=fsync_failed_note_unreadable file=%s reason=\"%s\" "
+                   "action=no_cut",
+                   path, ed.msg);
+        v = -1;
     }
     mem_free(text);
     return v;

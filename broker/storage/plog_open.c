@@ -89,37 +89,31 @@ static int plog_cmp_i64(const void *a, const void *b)
 }
 
 /* Recovery point from its checkpoint; 0 (scan everything) when missing or
- * unreadable, which is always safe. */
+ * unreadable or refused by the decoder, which is always safe. */
 static int64_t plog_read_recovery_point(struct plog *log)
 {
     char path[STORAGE_PATH_MAX];
     struct err_detail ed;
     char *text = NULL;
-    char *end;
     size_t len;
-    long long v;
+    int64_t v;
 
     if (plog_path(log, PLOG_RECOVERY_CHECKPOINT, path, &ed) != 0 ||
-        storage_read_small(log->ops, path, 256, &text, &len, &ed) != 0) {
+        storage_read_small(log->ops, path, PLOG_CKPT_OFFSET_MAX_LEN * 4, &text,
+                           &len, &ed) != 0) {
         return 0;
     }
-    if (strncmp(text, "0\n", 2) != 0) {
-        goto bad;
-    }
-    v = strtoll(text + 2, &end, 10);
-    if (end == text + 2 || *end != '\n' || end[1] != '\0' || v < 0) {
-        goto bad;
+    if (plog_ckpt_parse_offset(text, len, path, &v, &ed) != 0) {
+        trace_warn("storage",
+                   "event=checkpoint_unreadable file=%s reason=\"%s\" "
+                   "action=full_recovery",
+                   path, ed.msg);
+        mem_free(text);
+        return 0;
     }
     mem_free(text);
     log->checkpoint_offset = v;
     return v;
-
-bad:
-    trace_warn("storage",
-               "event=checkpoint_unreadable file=%s action=full_recovery",
-               path);
-    mem_free(text);
-    return 0;
 }
 
 /* A segment before the recovery point: end from the next base (checked

@@ -229,6 +229,10 @@ static int consume_assign(struct weir_client *c,
     return rv;
 }
 
+/* How long the consume loop may sleep before it looks at cli_stop again
+ * (SIGINT/SIGTERM). */
+#define CONSUME_STOP_CHECK_MS 200
+
 static int consume_loop(struct weir_client *c,
                         struct weir_consumer *k,
                         const struct consume_opts *o)
@@ -251,6 +255,13 @@ static int consume_loop(struct weir_client *c,
         }
         wait = o->timeout_ms < 0 ? -1
                                  : (int)(last + (uint64_t)o->timeout_ms - now);
+        /* A signal can land between the cli_stop check above and the
+         * poll() inside weir_consumer_poll; without SA_RESTART it only
+         * interrupts a poll already sleeping. A bounded wait makes any
+         * such miss cost at most CONSUME_STOP_CHECK_MS. */
+        if (wait < 0 || wait > CONSUME_STOP_CHECK_MS) {
+            wait = CONSUME_STOP_CHECK_MS;
+        }
         if (weir_consumer_poll(k, wait, &rec, &ed) != 0) {
             rv = cli_fail(&ed);
             break;

@@ -58,7 +58,7 @@ def test_failed_cluster_id_save_is_retried():
         fctl.set([])
         t0 = time.time()
         cid = wait_until("the cluster id stored", lambda: stored_cluster_id(
-            b.data_dir), 10, step=0.2)
+            b.data_dir), 60, step=0.2)
         log(f"stored cluster.id={cid} {time.time() - t0:.1f}s later; "
             f"{b.log_text().count('event=cluster_joined')} cluster_joined")
         assert "event=cluster_joined" in b.log_text()

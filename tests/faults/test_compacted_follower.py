@@ -71,7 +71,7 @@ def test_follower_behind_the_cleaner_rejoins():
             c.brokers[leader].log_text()), 30)
         want, _ = latest_per_key(c, leader)
         c.brokers[victim].start()
-        c.wait_alive({1, 2, 3}, timeout=15)
+        c.wait_alive({1, 2, 3}, timeout=60)
         wait_until(f"broker {victim} back in the ISR",
                    lambda: victim in part(c)["isr"], 30)
         t = c.brokers[victim].log_text()

@@ -88,7 +88,7 @@ def test_compaction_keeps_what_is_not_superseded_by_a_commit():
         wait_until("a full ISR", lambda: sorted(part(c)["isr"]) == [1, 2, 3],
                    15)
         wait_until("k=OLD on every broker", lambda: all(
-            files_have(c, i, OLD) for i in (1, 2, 3)), 10)
+            files_have(c, i, OLD) for i in (1, 2, 3)), 60)
         for f in followers:
             c.brokers[f].proc.send_signal(signal.SIGSTOP)
         try:

@@ -148,7 +148,7 @@ def test_leader_disk_full():
             return
         st = wait_until("a new leader", lambda: (
             lambda s: s if s["leader"] not in (-1, VICTIM) else None)(
-                partition_state(c, TOPIC, part)), 10)
+                partition_state(c, TOPIC, part)), 60)
         log(f"broker {st['leader']} leads {TOPIC}-{part} "
             f"{time.time() - t0:.1f}s after the disk filled")
         while time.time() - t0 < FULL_S:

@@ -117,7 +117,7 @@ def test_lost_checkpoint_diverging_tail_is_truncated():
         for i in others:
             c.brokers[i].stop()  # controlled: they leave the ISR
         wait_until("ISR is the leader alone", lambda: c.part(
-            but=others)["isr"] == [a], 10)
+            but=others)["isr"] == [a], 60)
         out = produce(c.brokers[a], [b"x-%d" % i for i in range(50)],
                       "--acks", "1")
         assert all(r[0] != "ERROR" for r in report_rows(out)), out.stdout
@@ -135,7 +135,7 @@ def test_lost_checkpoint_diverging_tail_is_truncated():
         # the tail [200, 250) of epoch p on a differs from b's [200, 280)
         os.remove(os.path.join(c.pdir(a), CHECKPOINT))
         c.brokers[a].start()
-        c.wait_alive({1, 2, 3}, timeout=15)
+        c.wait_alive({1, 2, 3}, timeout=60)
         logs = wait_identical(c, {1, 2, 3}, 280, 30)
         epochs = [x[2] for x in batches(logs[a])]
         assert epochs[-1] == p2["epoch"], epochs
@@ -158,7 +158,7 @@ def isolate_leader(c):
     for i in others:
         c.brokers[i].stop()
     wait_until("ISR is the leader alone", lambda: c.part(
-        but=others)["isr"] == [x], 10)
+        but=others)["isr"] == [x], 60)
     c.brokers[x].stop()
     for i in others:
         c.brokers[i].start()

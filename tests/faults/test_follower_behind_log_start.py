@@ -71,7 +71,7 @@ def test_follower_behind_leader_log_start_rejoins():
         log(f"leader {leader} starts at {start}; follower {victim} ends at "
             f"{victim_end}")
         c.brokers[victim].start()
-        c.wait_alive({1, 2, 3}, timeout=15)
+        c.wait_alive({1, 2, 3}, timeout=60)
         wait_until(f"broker {victim} back in the ISR", lambda: victim in
                    c.part()["isr"], 30)
         text = c.brokers[victim].log_text()

@@ -171,7 +171,7 @@ def test_leader_fsync_eio():
             return
         st = wait_until("a new leader", lambda: (
             lambda s: s if s["leader"] not in (-1, leader) else None)(
-                partition_state(c, TOPIC, 0)), 10)
+                partition_state(c, TOPIC, 0)), 60)
         log(f"broker {st['leader']} leads {time.time() - t0:.1f}s after the "
             f"fault; isr={st['isr']}")
         assert leader not in st["isr"], st

@@ -96,7 +96,7 @@ def test_rolling_restart_of_idle_topic():
         for i in (1, 2, 3):
             c.brokers[i].stop()
             c.brokers[i].start()
-            c.wait_alive({1, 2, 3}, timeout=15)
+            c.wait_alive({1, 2, 3}, timeout=60)
             wait_full_isrs(c, f"after restarting broker {i}")
             check_idle_cpu(c, f"after restarting broker {i}")
         # two controlled shutdowns in a row, no write in between
@@ -104,7 +104,7 @@ def test_rolling_restart_of_idle_topic():
         c.brokers[2].stop()
         c.brokers[1].start()
         c.brokers[2].start()
-        c.wait_alive({1, 2, 3}, timeout=15)
+        c.wait_alive({1, 2, 3}, timeout=60)
         wait_full_isrs(c, "after two controlled shutdowns in a row")
         check_idle_cpu(c, "after two controlled shutdowns in a row")
         # nothing acknowledged was lost on the way

@@ -76,9 +76,9 @@ def test_scrub_stops_when_everything_is_verified():
         weir(b, "topic", "create", "late", "--partitions", "1")
         wait_until("the new log scrubbed", lambda: "late-0 " in "".join(
             ln + " " for ln in b.log_text()[mark:].splitlines()
-            if "event=scrub_done" in ln), 10)
+            if "event=scrub_done" in ln), 60)
         wait_until("the scrub stopped again", lambda: "event=scrub_idle"
-                   in b.log_text()[mark:], 10)
+                   in b.log_text()[mark:], 60)
         log("a topic created later was scrubbed, and the scrub stopped again")
 
 

@@ -320,6 +320,232 @@ def chain_seeds():
     }
 
 
+# ---- controller metadata.log frames (controller/ctl_log_frame.h) -------
+
+
+def log_frame(body):
+    return struct.pack(">II", len(body), crc32c(body)) + body
+
+
+def log_batch(first, records):
+    body = struct.pack(">qI", first, len(records))
+    return body + b"".join(struct.pack(">I", len(r)) + r for r in records)
+
+
+def log_entry(index, term, etype, data=b""):
+    return log_frame(struct.pack(">BBQQ", 0x81, etype, index, term) + data)
+
+
+def snap_head(index, term, admitted=(0,) * 7):
+    body = struct.pack(">IBQQB", 0x574D5253, 0, index, term, len(admitted))
+    body += b"".join(struct.pack(">Q", a) for a in admitted)
+    return body + struct.pack(">I", crc32c(body))
+
+
+def log_frame_seeds():
+    batch = log_batch(5, [b"\x09\x00\x01", b"\x02\x00"])
+    v0 = log_frame(batch)
+    normal = log_entry(7, 2, 1, batch)
+    readmit = log_entry(8, 2, 3, struct.pack(">IQ", 3, 0x1234567890ABCDEF))
+    return {
+        "v0-batch": v0,
+        "v1-normal": normal,
+        "v1-noop": log_entry(1, 1, 2),
+        "v1-readmit": readmit,
+        "v1-readmit-zero-nonce": log_entry(8, 2, 3, struct.pack(">IQ", 3, 0)),
+        "v1-bad-type": log_entry(1, 1, 9),
+        "v1-index-zero": log_entry(0, 1, 2),
+        "v1-noop-with-data": log_entry(1, 1, 2, b"x"),
+        "v0-bad-crc": v0[:-1] + bytes([v0[-1] ^ 1]),
+        "v0-count-too-big": log_frame(struct.pack(">qI", 0, 9) + b"\0" * 8),
+        "v0-negative-first": log_frame(log_batch(-1, [b"\x01"])),
+        "v1-short": normal[:-3],
+        "snap-head": snap_head(42, 3, (0, 99, 0, 0, 0, 0, 0)),
+        "snap-head-two": snap_head(1, 1, (5, 6)),
+        "snap-head-term-no-index": snap_head(0, 2),
+        "snap-head-bad-crc": snap_head(4, 1)[:-1] + b"\0",
+    }
+
+
+# ---- controller raft-state (controller/ctl_hardstate.h) ----------------
+
+
+def hard_state(term, vote, nonce, magic=0x574D4853, version=0, readmit=0):
+    body = struct.pack(">IBQIQQ", magic, version, term, vote, nonce, readmit)
+    return body + struct.pack(">I", crc32c(body))
+
+
+def hardstate_seeds():
+    ok = hard_state(7, 2, 0)
+    return {
+        "ok": ok,
+        "nonce": hard_state(1, 0, 0xDEADBEEF),
+        "readmitted": hard_state(5, 0, 0xDEADBEEF, readmit=4),
+        "readmit-without-nonce": hard_state(5, 0, 0, readmit=4),
+        "readmit-after-term": hard_state(5, 0, 9, readmit=6),
+        "zeros": hard_state(0, 0, 0),
+        "vote-at-term-0": hard_state(0, 3, 0),
+        "bad-crc": ok[:-1] + bytes([ok[-1] ^ 1]),
+        "bad-version": hard_state(1, 1, 0, version=1),
+        "short": ok[:-1],
+        "long": ok + b"\0",
+    }
+
+
+# ---- controller quorum: RaftMessage frames, --voters text -------------
+
+
+def raft_frame(typ, fields=(), entries=(), payload=b"", cluster="c1",
+               voter=1, to=2, admitted=()):
+    """A Request frame with body raft (50); fields: (number, value)."""
+    body = pb_bytes(1, cluster) + pb_varint(2, voter) + pb_varint(3, to)
+    body += pb_varint(4, typ)
+    for num, val in fields:
+        body += pb_varint(num, val)
+    for idx, term, etype, n in entries:
+        body += pb_bytes(15, pb_varint(1, idx) + pb_varint(2, term) +
+                         pb_varint(3, etype) + pb_varint(4, n))
+    for a in admitted:
+        body += pb_varint(19, a)
+    return frame(request(0, 50, body, client="raft"), payload)
+
+
+def raft_codec_seeds():
+    limit = 1 << 62
+    app = [(11, 3, 1, 4), (12, 3, 2, 0), (13, 3, 3, 12)]
+    app_bytes = b"abcd" + b"\0\0\0\x02" + b"\0" * 7 + b"\x09"
+    return {
+        "vote": raft_frame(1, [(5, 3), (6, 1), (8, 77), (9, 10), (10, 2)]),
+        "vote-resp": raft_frame(2, [(5, 3), (7, 1)], voter=2, to=1),
+        "append": raft_frame(3, [(5, 3), (9, 10), (10, 2), (11, 9)], app,
+                             app_bytes),
+        "heartbeat": raft_frame(3, [(5, 3), (9, 13), (10, 3), (11, 13)]),
+        "append-resp": raft_frame(4, [(5, 3), (8, 5), (12, 1), (13, 13),
+                                      (14, 13)], voter=3, to=1),
+        "snapshot": raft_frame(5, [(5, 4), (9, 100), (10, 4), (16, 0),
+                                   (17, 1), (18, 6)], payload=b"image!",
+                               admitted=(0, 9)),
+        "snapshot-resp": raft_frame(6, [(5, 4), (12, 1), (13, 100)]),
+        "bad-type": raft_frame(7, [(5, 1)]),
+        "type-zero": raft_frame(0, [(5, 1)]),
+        "term-at-limit": raft_frame(1, [(5, limit)]),
+        "commit-at-limit": raft_frame(3, [(5, 1), (11, limit)]),
+        "self-addressed": raft_frame(1, [(5, 1)], voter=2, to=2),
+        "voter-zero": raft_frame(1, [(5, 1)], voter=0),
+        "voter-too-big": raft_frame(1, [(5, 1)], voter=1 << 31),
+        "no-cluster": raft_frame(1, [(5, 1)], cluster=""),
+        "long-cluster": raft_frame(1, [(5, 1)], cluster="x" * 65),
+        "sizes-short": raft_frame(3, [(5, 3), (9, 10)], app, app_bytes[:-1]),
+        "sizes-long": raft_frame(3, [(5, 3), (9, 10)], app, app_bytes + b"!"),
+        "entries-not-dense": raft_frame(3, [(5, 3), (9, 10)],
+                                        [(11, 3, 1, 0), (13, 3, 1, 0)]),
+        "entry-type-bad": raft_frame(3, [(5, 3), (9, 10)], [(11, 3, 4, 0)]),
+        "entry-too-big": raft_frame(3, [(5, 3), (9, 10)],
+                                    [(11, 3, 1, 64 * 1024 * 1024 + 1)]),
+        "too-many-entries": raft_frame(3, [(5, 3), (9, 0)],
+                                       [(i + 1, 3, 1, 0) for i in range(257)]),
+        "batch-of-256": raft_frame(3, [(5, 3), (9, 0)],
+                                   [(i + 1, 3, 2, 0) for i in range(256)]),
+        "entries-on-vote": raft_frame(1, [(5, 3), (9, 10)], [(11, 3, 1, 0)]),
+        "payload-on-vote": raft_frame(1, [(5, 3)], payload=b"x"),
+        "chunk-too-big": raft_frame(5, [(5, 4), (18, 1024 * 1024 + 1)]),
+        "chunk-on-append": raft_frame(3, [(5, 4), (18, 2)], payload=b"xy"),
+        "admitted-8": raft_frame(5, [(5, 4)], admitted=range(1, 9)),
+        "admitted-on-vote": raft_frame(1, [(5, 4)], admitted=(3,)),
+        "chunk-past-limit": raft_frame(5, [(5, 4), (16, limit - 1),
+                                           (18, 2)], payload=b"xy"),
+        "not-raft": frame(request(1, 10, pb_bytes(1, "t")), b""),
+        "not-protobuf": frame(b"\xff\xff\xff", b""),
+    }
+
+
+def raft_voters_seeds():
+    return {
+        "three": b"1@10.0.0.1:9093,2@10.0.0.2:9093,3@10.0.0.3:9093",
+        "names": b"1@ctl-a.example:9093,2@ctl-b.example:9093,"
+                 b"3@ctl-c:9093",
+        "ipv6": b"1@[::1]:9093,2@[fe80::1]:9093,3@[2001:db8::7]:1",
+        "one": b"7@localhost:65535",
+        "seven": b",".join(b"%d@h%d:9" % (i, i) for i in range(1, 8)),
+        "eight": b",".join(b"%d@h%d:9" % (i, i) for i in range(1, 9)),
+        "dup-id": b"1@a:1,1@b:1",
+        "dup-addr": b"1@a:1,2@A:1",
+        "port-zero": b"1@a:0",
+        "port-big": b"1@a:65536",
+        "id-zero": b"0@a:1",
+        "id-big": b"2147483648@a:1",
+        "id-max": b"2147483647@a:1",
+        "leading-zero": b"01@a:1",
+        "empty": b"",
+        "empty-elem": b"1@a:1,,2@b:1",
+        "trailing-comma": b"1@a:1,",
+        "space": b"1@a:1, 2@b:1",
+        "no-at": b"1a:1",
+        "no-port": b"1@a",
+        "v6-no-brackets": b"1@::1:9",
+        "v6-bad": b"1@[::g]:9",
+        "bad-ipv4": b"1@256.1.1.1:9",
+        "bad-label": b"1@-a.b:9",
+        "underscore": b"1@a_b:9",
+    }
+
+
+# ---- partition log checkpoints (broker/storage/plog_ckpt.h) ------------
+
+
+def plog_ckpt_seeds():
+    return {
+        "offset": b"0\n1234\n",
+        "offset-zero": b"0\n0\n",
+        "offset-max": b"0\n9223372036854775807\n",
+        "offset-overflow": b"0\n9223372036854775808\n",
+        "offset-plus": b"0\n+5\n",
+        "offset-space": b"0\n 5\n",
+        "offset-junk": b"0\n5\nx",
+        "offset-nul": b"0\n5\0\n",
+        "offset-no-newline": b"0\n5",
+        "offset-version": b"1\n5\n",
+        "empty": b"",
+        "cleaner": b"0\n40\n2\n10 1000\n40 -5\n",
+        "cleaner-none": b"0\n0\n0\n",
+        "cleaner-full": b"0\n99\n32\n" + b"".join(
+            b"%d %d\n" % (i * 3, 1700000000000 + i) for i in range(32)),
+        "cleaner-too-many": b"0\n99\n33\n" + b"".join(
+            b"%d 1\n" % i for i in range(33)),
+        "cleaner-descending": b"0\n40\n2\n10 1\n9 2\n",
+        "cleaner-wall-overflow": b"0\n4\n1\n1 -9223372036854775809\n",
+        "cleaner-short": b"0\n40\n2\n10 1\n",
+    }
+
+
+# ---- topic manifest (broker/storage/logmgr_manifest.c) -----------------
+
+
+def logmgr_manifest_seeds():
+    head = b"weir-topics 1\n"
+    return {
+        "empty-cluster": head + b"end 0\n",
+        "two": head + b"topic a 3 2 1 id=77\nconfig retention.ms 1000\n"
+               b"topic b 1 1 0\nend 2\n",
+        "configs": head + b"topic orders 4 3 3 id=5\n"
+                   b"config cleanup.policy compact\n"
+                   b"config segment.bytes 1048576\n"
+                   b"config min.insync.replicas 2\nend 1\n",
+        "no-final-newline": head + b"topic t 1 1 0\nend 1",
+        "plus": head + b"topic t +1 1 0\nend 1\n",
+        "space": head + b"topic t  1 1 0\nend 1\n",
+        "junk": head + b"topic t 1 1 0\nend 1\nextra\n",
+        "nul": head + b"topic t 1\0 1 0\nend 1\n",
+        "overflow": head + b"topic t 1 1 0 id=9223372036854775808\nend 1\n",
+        "count": head + b"topic t 1 1 0\nend 2\n",
+        "twice": head + b"topic t 1 1 0\ntopic t 1 1 0\nend 2\n",
+        "bad-name": head + b"topic a/b 1 1 0\nend 1\n",
+        "bad-config": head + b"topic t 1 1 1\nconfig nope 1\nend 1\n",
+        "truncated": head + b"topic t 1 1 2\nconfig retention.ms 5\n",
+        "empty": b"",
+    }
+
+
 # ---- output ------------------------------------------------------------
 
 
@@ -344,7 +570,13 @@ def main():
                           ("envelope", envelope_seeds()),
                           ("batch", batch_seeds()),
                           ("config", config_seeds()),
-                          ("ctl_chain", chain_seeds())):
+                          ("ctl_chain", chain_seeds()),
+                          ("ctl_log_frame", log_frame_seeds()),
+                          ("ctl_hardstate", hardstate_seeds()),
+                          ("raft_codec", raft_codec_seeds()),
+                          ("raft_voters", raft_voters_seeds()),
+                          ("plog_ckpt", plog_ckpt_seeds()),
+                          ("logmgr_manifest", logmgr_manifest_seeds())):
         write_dir(os.path.join(out, target), seeds, regress.get(target, {}))
 
 

@@ -151,14 +151,14 @@ def test_broker_data_dir_identity():
         epoch, prev = registered(b)
         assert prev == -1, prev  # a first start
         wait_until("metadata offset stored", lambda: os.path.exists(
-            os.path.join(b.data_dir, "metadata-offset")), 5)
+            os.path.join(b.data_dir, "metadata-offset")), 60)
         # a clean stop leaves its epoch; the next start spends it
         assert b.stop() == 0
         with open(os.path.join(b.data_dir, "clean-shutdown-epoch")) as f:
             assert f.read() == f"cluster.id={cid}\nbroker.epoch={epoch}\n"
         b.start()
         wait_until("registered again", lambda: b.log_text().count(
-            "event=registered ") == 2, 10)
+            "event=registered ") == 2, 60)
         assert registered(b)[1] == epoch, registered(b)
         assert not os.path.exists(os.path.join(b.data_dir, "clean-shutdown-epoch"))
         assert props(b.data_dir)["directory.id"] == p["directory.id"]
@@ -166,7 +166,7 @@ def test_broker_data_dir_identity():
         b.kill9()
         b.start()
         wait_until("registered a third time", lambda: b.log_text().count(
-            "event=registered ") == 3, 10)
+            "event=registered ") == 3, 60)
         assert registered(b)[1] == -1, registered(b)
         # another broker id on this data dir is refused
         other = Broker(data_dir=b.data_dir, args=[
@@ -200,7 +200,7 @@ def test_stray_logs_are_kept_and_removable():
             b2.log_path = os.path.join(c.tmp, "broker-3-b.log")
             b2.start()
             wait_until("stray reported", lambda: "event=stray_partition_logs"
-                       in b2.log_text(), 10)
+                       in b2.log_text(), 60)
             line = [ln for ln in b2.log_text().splitlines()
                     if "event=stray_partition_logs" in ln][0]
             assert "topic=old" in line and "action=kept" in line, line
@@ -222,7 +222,7 @@ def test_stray_logs_are_kept_and_removable():
             assert not os.path.exists(os.path.join(b.data_dir, "old-0"))
             b2.start()
             wait_until("registered", lambda: b2.log_text().count(
-                "event=registered ") == 2, 10)
+                "event=registered ") == 2, 60)
             assert b2.log_text().count("event=stray_partition_logs") == 1
         finally:
             new.cleanup()
@@ -279,9 +279,20 @@ def test_unverifiable_history_needs_the_operator():
             b.start()
             wait_until("broker 1 in service", lambda: any(
                 x[2] for x in cluster_state(b)["brokers"].values()), 15)
+            stamp_path = os.path.join(b.data_dir, "metadata-offset")
+
+            def stamp_text():
+                try:
+                    with open(stamp_path) as f:
+                        return f.read()
+                except FileNotFoundError:
+                    return None
+            old = stamp_text()
             weir(b, "topic", "create", "t0", "--partitions", "1",
                  "--replication-factor", "1")
-            time.sleep(1.5)  # the broker stores its offset (1/s)
+            # the broker stores its offset (1/s): wait for it to move
+            wait_until("the stored metadata offset moved", lambda:
+                       stamp_text() not in (None, old), 60)
             b.stop()
             stamp = open(os.path.join(b.data_dir, "metadata-offset")).read()
             for i in range(6):  # records: the snapshot moves past it

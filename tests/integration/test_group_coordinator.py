@@ -117,8 +117,12 @@ def test_single_broker_membership_and_offsets():
         # a second member: the first must rejoin, both get generation 2
         bsock = connect(b)
         send(bsock, 7, JOIN, join_body("g1"))
-        time.sleep(0.3)
-        r = call(a, 8, HEARTBEAT, pb_msg((1, "g1"), (2, 1), (3, ma)))
+        # the first member hears of it on its next heartbeat once the
+        # coordinator has taken the join (no fixed delay: a loaded machine)
+        r = weirtest.wait_until("a heartbeat answered REBALANCING", lambda: (
+            lambda r: r if pb_int(r, 1) == E_REBALANCING else None)(
+                call(a, 8, HEARTBEAT, pb_msg((1, "g1"), (2, 1), (3, ma)))),
+            60, step=0.1)
         assert pb_int(r, 1) == E_REBALANCING, r
         ja = call(a, 9, JOIN, join_body("g1", ma))
         jb = receive(bsock, 7, JOIN)
@@ -187,7 +191,11 @@ def test_session_expiry_fences_a_zombie():
         r = call(a, 3, SYNC, pb_msg((1, "gz"), (2, 1), (3, ma),
                                     (4, [pb_msg((1, ma), (2, b"x"))])))
         assert pb_int(r, 1) == 0
-        time.sleep(2.5)  # no heartbeat: the session expires
+        # no heartbeat: the session (1.5 s) expires; wait for the group to
+        # be empty rather than for a fixed time (timers run late under load)
+        weirtest.wait_until("the session of gz expired", lambda: any(
+            "event=group_state group=gz " in ln and " members=0 " in ln
+            for ln in b.log_text().splitlines()), 60, step=0.2)
         err, _ = commit(a, 4, "gz", 1, ma, {("t", 0): 1})
         assert err in (E_UNKNOWN_MEMBER, E_ILLEGAL_GEN), err
         r = call(a, 5, HEARTBEAT, pb_msg((1, "gz"), (2, 1), (3, ma)))

@@ -504,7 +504,7 @@ def test_member_kill9():
             # its last commit: a commit it sent just before dying has
             # landed within 2 s; its session lasts 10 s
             time.sleep(2)
-            at_kill = wait_until("describe", lambda: describe(c, group), 6)
+            at_kill = wait_until("describe", lambda: describe(c, group), 60)
             after = wait_group(
                 c, group, "the others owning every partition",
                 lambda d: all_owned(d, 2) and d["generation"] >

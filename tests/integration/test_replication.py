@@ -83,7 +83,7 @@ def create(c):
          "--replication-factor", "3")
     return wait_until("partition led",
                       lambda: (lambda p: p if p["leader"] > 0 else None)(
-                          c.part()), 10)
+                          c.part()), 60)
 
 
 def test_followers_hold_identical_logs():
@@ -104,7 +104,7 @@ def test_followers_hold_identical_logs():
             wait_until(f"broker {i} epoch checkpoint",
                        lambda: os.path.exists(os.path.join(
                            c.pdir(i), "leader-epoch-checkpoint")) and
-                       checkpoint(c, i) == want, 5)
+                       checkpoint(c, i) == want, 60)
 
 
 def test_failover_new_epoch_and_catch_up():
@@ -137,7 +137,7 @@ def test_failover_new_epoch_and_catch_up():
         for i in rest:
             wait_until(f"broker {i} epoch checkpoint",
                        lambda: checkpoint(c, i) == [(p["epoch"], 0),
-                                                    (p2["epoch"], 1000)], 5)
+                                                    (p2["epoch"], 1000)], 60)
         # the old leader comes back as a follower and catches up
         c.brokers[old].start()
         c.wait_alive({1, 2, 3})
@@ -211,7 +211,7 @@ def test_acks_all_needs_min_isr():
         assert sorted(int(r[1]) for r in rows) == list(range(200)), rows
         # consumers see everything acknowledged (below the HW)
         got = weir(leader, "consume", TOPIC, "--from-beginning",
-                   "--max-messages", "200", "--timeout-ms", "5000")
+                   "--max-messages", "200", "--timeout-ms", "30000")
         assert len(got.stdout.splitlines()) == 200, got.stdout[-200:]
         followers = [i for i in (1, 2, 3) if i != p["leader"]]
         for i in followers:
@@ -228,7 +228,7 @@ def test_acks_all_needs_min_isr():
         # appended on the leader but not replicated: not visible to
         # consumers (they read below the high watermark)
         got = weir(leader, "consume", TOPIC, "--from-beginning",
-                   "--timeout-ms", "1000")
+                   "--timeout-ms", "5000")
         assert got.stdout.splitlines() == [b"a-%d" % i for i in range(200)], \
             got.stdout[-200:]
         # once the ISR has shrunk below min ISR, refused up front
@@ -289,7 +289,7 @@ def test_deleted_and_recreated_topic_starts_empty():
             produce(c, 10, b"new%d" % rnd)
             logs = wait_identical(c, set(part["replicas"]), 10, timeout=30)
             got = weir(c.brokers[2], "consume", TOPIC, "--from-beginning",
-                       "--max-messages", "20", "--timeout-ms", "2000",
+                       "--max-messages", "20", "--timeout-ms", "5000",
                        "--format", r"%o %v\n").stdout.decode().split("\n")
             got = [ln for ln in got if ln]
             assert got == ["%d new%d-%d" % (i, rnd, i) for i in range(10)], \
@@ -297,7 +297,7 @@ def test_deleted_and_recreated_topic_starts_empty():
             assert all(len(batches(v)) >= 1 for v in logs.values())
             weir(c.brokers[1], "topic", "delete", TOPIC)
             wait_until("topic gone", lambda: (TOPIC, 0) not in
-                       c.state()["partitions"], 10)
+                       c.state()["partitions"], 60)
 
 
 if __name__ == "__main__":

@@ -30,10 +30,86 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", flush=True)
 
 
-def free_port():
+_ports_given = set()       # every port free_port handed out in this process
+_port_locks = []           # open lock files: held until the process exits
+_port_rng = random.Random(os.getpid() ^ time.time_ns())
+_port_next = None          # next candidate (a per-process random start)
+
+
+def _port_range():
+    """Ports to hand out: below the kernel's ephemeral range, so the source
+    port of an outgoing connection (ours, a broker's, the CLI's) cannot be
+    the port a test is about to listen on. Above it when the range starts
+    too low to leave room."""
+    lo, hi = 32768, 60999
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split()[:2])
+    except (OSError, ValueError):
+        pass
+    if lo - 1024 >= 2000:
+        return max(1024, lo // 2), lo          # e.g. 16384..32767
+    if 65535 - hi >= 2000:
+        return hi + 1, 65536
+    return None                                # no room: the kernel picks
+
+
+def _port_lock(port):
+    """Claim port for this process against other test processes on the
+    machine (ctest runs two at a time): an flock on a file per port, held
+    until this process exits. False if another process holds it."""
+    import fcntl
+    d = os.path.join(tempfile.gettempdir(), f"weirtest-ports-{os.getuid()}")
+    os.makedirs(d, exist_ok=True)
+    f = open(os.path.join(d, str(port)), "a")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        return False
+    _port_locks.append(f)
+    return True
+
+
+def _port_bindable(port):
+    """Nothing listens on the port and no socket lingers on it (no
+    SO_REUSEADDR, so TIME_WAIT counts as taken)."""
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 for a test server. Never the same port twice
+    in one process, never one another test process holds (per-process
+    random start in the range below the ephemeral ports, an flock per port,
+    and a bind check)."""
+    global _port_next
+    rng = _port_range()
+    if rng is None:
+        for _ in range(1000):
+            with socket.socket() as s:
+                s.bind(("127.0.0.1", 0))
+                port = s.getsockname()[1]
+            if port not in _ports_given:
+                _ports_given.add(port)
+                return port
+        raise RuntimeError("no free port")
+    lo, hi = rng
+    if _port_next is None:
+        _port_next = _port_rng.randrange(lo, hi)
+    for _ in range(hi - lo):
+        port = _port_next
+        _port_next = lo if _port_next + 1 >= hi else _port_next + 1
+        if port in _ports_given or not _port_bindable(port):
+            continue
+        if _port_lock(port):
+            _ports_given.add(port)
+            return port
+    raise RuntimeError(f"no free port in {lo}..{hi - 1}")
 
 
 class Broker:
@@ -56,7 +132,7 @@ class Broker:
     def addr(self):
         return f"127.0.0.1:{self.port}"
 
-    def start(self, timeout=20):
+    def start(self, timeout=60):
         env = dict(os.environ)
         if self.env:
             env.update(self.env)
@@ -157,7 +233,7 @@ class Controller(Broker):
         self.log_path = os.path.join(os.path.dirname(self.data_dir) or ".",
                                      f"controller-{self.port}.log")
 
-    def start(self, timeout=20):
+    def start(self, timeout=60):
         if self.format:
             controller_format(self.data_dir)
         env = dict(os.environ)
@@ -435,7 +511,7 @@ class Cluster:
         self.ctl.start()
         for b in self.brokers.values():
             b.start()
-        self.wait_alive({1, 2, 3}, timeout=15)
+        self.wait_alive({1, 2, 3}, timeout=60)
         return self
 
     def __exit__(self, *exc):
@@ -456,7 +532,7 @@ class Cluster:
     def state(self, but=()):
         return cluster_state(self.live(but))
 
-    def wait_alive(self, ids, timeout=10, but=()):
+    def wait_alive(self, ids, timeout=60, but=()):
         def ok():
             st = self.state(but)
             alive = {i for i, b in st["brokers"].items() if b[2]}
@@ -464,14 +540,96 @@ class Cluster:
         return wait_until(f"brokers {sorted(ids)} alive", ok, timeout)
 
 
+def _descendants():
+    """{pid: command line} of the live processes below this one (zombies
+    left out), read from /proc."""
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        rest = st[st.rindex(")") + 2:].split()
+        if rest[0] not in ("Z", "X"):
+            kids.setdefault(int(rest[1]), []).append(int(d))
+    out = {}
+    todo = [os.getpid()]
+    while todo:
+        for pid in kids.get(todo.pop(), []):
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(
+                        errors="replace").strip()
+            except OSError:
+                cmd = "?"
+            out[pid] = cmd
+            todo.append(pid)
+    return out
+
+
+def kill_leftovers(before, test_name):
+    """SIGKILL (by PID) every process below this one that was not running
+    before the test, printing a LEFTOVER line for each, and wait (bounded)
+    until they are gone, so their ports and data directories are free for
+    the next test. Returns how many there were."""
+    left = {}
+    # freeze first (SIGSTOP), rescanning until nothing new shows up, so a
+    # process cannot fork a child we miss while its parent is killed
+    for _ in range(20):
+        new = {pid: cmd for pid, cmd in _descendants().items()
+               if pid not in before and pid not in left}
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except ProcessLookupError:
+                pass
+        left.update(new)
+        time.sleep(0.05)
+    for pid, cmd in sorted(left.items()):
+        log(f"LEFTOVER {test_name}: pid {pid} still running: {cmd[:300]}")
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    deadline = time.time() + 30
+    for pid in left:
+        while time.time() < deadline:
+            try:
+                # reap our own children; a Popen that still holds one
+                # then sees it as gone
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    break
+            except ChildProcessError:
+                pass
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    st = f.read()
+                if st[st.rindex(")") + 2] in "ZX":
+                    break
+            except OSError:
+                break
+            time.sleep(0.05)
+    return len(left)
+
+
 def run_main(tests):
-    """Run test functions in order; exit non-zero on the first failure."""
+    """Run test functions in order; exit non-zero if any failed. After
+    each test, every process it started and left running is killed (a
+    LEFTOVER line names it), so one failing test cannot make later ones
+    fail on ports or data directories. Processes running before a test
+    (a broker the whole file shares) are left alone."""
     only = sys.argv[1:]
     failed = 0
     for t in tests:
         if only and t.__name__ not in only:
             continue
         log(f"RUN  {t.__name__}")
+        before = set(_descendants())
         t0 = time.time()
         try:
             t()
@@ -480,6 +638,8 @@ def run_main(tests):
             traceback.print_exc()
             log(f"FAIL {t.__name__} ({time.time() - t0:.1f}s)")
             failed += 1
+            kill_leftovers(before, t.__name__)
             continue
+        kill_leftovers(before, t.__name__)
         log(f"PASS {t.__name__} ({time.time() - t0:.1f}s)")
     sys.exit(1 if failed else 0)

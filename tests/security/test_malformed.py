@@ -523,7 +523,7 @@ def test_truncated_frames_then_close():
                       + b"p" * 2500)
         s.close()
     weirtest.wait_until("descriptors back to the baseline",
-                        lambda: fd_count(B) <= fds0 + 2, timeout=10)
+                        lambda: fd_count(B) <= fds0 + 2, timeout=60)
     note("2 truncated", "300 truncated frames then client close",
          f"broker alive, fds {fds0} -> {fd_count(B)}")
 
@@ -1258,7 +1258,7 @@ def test_10k_idle_connections():
                     raise AssertionError(f"only {k} connections in 60 s")
             t_open = time.time() - t0
             weirtest.wait_until("broker holding 10k connections",
-                                lambda: fd_count(D) >= fds0 + n, timeout=5)
+                                lambda: fd_count(D) >= fds0 + n, timeout=60)
             t1 = time.time()
             healthy_check(D)
             t_h = time.time() - t1
@@ -1286,7 +1286,7 @@ def test_10k_idle_connections():
             assert min(spans) > idle_ms / 1000 * 0.8, min(spans)
             assert max(spans) < idle_ms / 1000 + 10, max(spans)
             weirtest.wait_until("broker descriptors back",
-                                lambda: fd_count(D) <= fds0 + 5, timeout=10)
+                                lambda: fd_count(D) <= fds0 + 5, timeout=60)
             healthy_check(D)
             note("9 connections", f"{n} idle, idle-timeout {idle_ms} ms",
                  f"all cut after {min(spans):.2f}-{max(spans):.2f}s; fds "

@@ -216,7 +216,7 @@ def test_user_admin_with_cli():
         code, _ = scram.login(s, "SCRAM-SHA-512", "bob", "bob-secret")
         s.close()
         return code == 0
-    wait_until("bob known on broker 2", bob_logs_in, 10)
+    wait_until("bob known on broker 2", bob_logs_in, 60)
     cli(b1(), "topic", "create", "scram-t", "--partitions", "2",
         "--replication-factor", "3")
     vals = "".join(f"v{i}\n" for i in range(200)).encode()
@@ -237,7 +237,7 @@ def test_user_admin_with_cli():
         code, _ = scram.login(s, "SCRAM-SHA-512", "bob", "bob-secret")
         s.close()
         return code == ERR["SASL_AUTHENTICATION_FAILED"]
-    wait_until("bob refused after delete", bob_refused, 10)
+    wait_until("bob refused after delete", bob_refused, 60)
     log("weir user create/list/delete; bob produced and consumed at RF 3")
 
 

@@ -196,7 +196,8 @@ def test_tls_beside_plaintext():
         log("a TLS client bootstrapped on a TLS listener: produce and "
             "consume through every broker's TLS address")
         got = cli(tls_addr[3], "consume", "b", "--group", "g",
-                  "--from-beginning", "--timeout-ms", "3000").stdout.split()
+                  "--from-beginning", "--max-messages", "40",
+                  "--timeout-ms", "30000").stdout.split()
         assert len(got) >= 40, got
         log(f"a TLS group member read {len(got)} records (coordinator "
             f"found over TLS)")

@@ -19,6 +19,13 @@ weir_unit_test(test_cluster_watch
   SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_cluster_watch.c
           ${CMAKE_SOURCE_DIR}/broker/cluster/cluster_watch.c
   LIBS weir_common)
+# Finding the active controller among quorum members
+# (broker/cluster/cluster_finder.c, pure: times and the seed are inputs).
+weir_unit_test(test_cluster_finder
+  SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/test_cluster_finder.c
+          ${CMAKE_SOURCE_DIR}/broker/cluster/cluster_finder.c
+          ${CMAKE_CURRENT_SOURCE_DIR}/lib/fake_clock.c
+  LIBS weir_net weir_common)
 # The replication adapter's failure handling (broker/replica/repl_io*.c),
 # on a partition directory under /tmp and a fake clock.
 weir_unit_test(test_repl_io

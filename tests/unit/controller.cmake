@@ -43,3 +43,22 @@ foreach(t core elect replicate sim)
     SOURCES ${CTL_TEST_DIR}/test_raft_${t}.c
     LIBS weir_raft_fixture)
 endforeach()
+# 10,000 seeded schedules: about 2 s of CPU, several times that under ASan
+# on a loaded machine; the unit tier's 60 s limit is too tight for it there
+set_tests_properties(test_raft_sim PROPERTIES TIMEOUT 300)
+
+# The Raft side of the metadata log: frame and hard-state codecs, the
+# start decision (pure), and the log as a Raft log (a temporary directory).
+foreach(t log_frame start_decide log_raft)
+  weir_unit_test(test_ctl_${t}
+    SOURCES ${CTL_TEST_DIR}/test_ctl_${t}.c
+    LIBS weir_controller)
+endforeach()
+# The quorum's wire (controller/quorum/): codec and --voters parser (pure),
+# and the transport over real loopback sockets on one event_base.
+weir_unit_test(test_raft_codec
+  SOURCES ${CTL_TEST_DIR}/test_raft_codec.c
+  LIBS weir_quorum_wire)
+weir_unit_test(test_raft_net
+  SOURCES ${CTL_TEST_DIR}/test_raft_net.c
+  LIBS weir_quorum_wire)

@@ -16,7 +16,7 @@ target_link_libraries(weir_testlib PUBLIC weir_storage weir_common)
 
 foreach(t test_seg test_plog test_recover test_retention test_logmgr test_plog_compact
         test_storage_posix test_plog_restart test_plog_offline test_plog_verify
-        test_logmgr_health)
+        test_logmgr_health test_plog_ckpt test_logmgr_manifest)
   weir_unit_test(${t} SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/unit/${t}.c
                  LIBS weir_testlib weir_storage)
 endforeach()

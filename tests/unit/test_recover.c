@@ -328,6 +328,54 @@ static void test_unclean_open_scans_from_recovery_point(void **state)
     assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
 }
 
+/* A recovery point that strtoll would have read ('+', a space, junk or a
+ * NUL after it, overflow clamped to the largest offset, which would have
+ * skipped the scan) is refused by the decoder, and the open then scans
+ * every segment: never a failure, never a skipped scan. */
+static void test_refused_checkpoint_means_full_scan(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t len;
+    } bad[] = {
+        {"0\n+0\n", 5},
+        {"0\n 0\n", 5},
+        {"0\n0\nx", 5},
+        {"0\n0\n\0007", 6},
+        {"0\n99999999999999999999\n", 24},
+        {"0\n9223372036854775807x\n", 23},
+        {"", 0},
+    };
+    struct plog_fixture *f = *state;
+    uint64_t before;
+    size_t i;
+
+    assert_int_equal(plog_fixture_open(f, 1000), 0);
+    append_random(f, 200);
+    assert_int_equal(plog_flush(f->log, &f->ed), 0);
+    assert_true(plog_segment_count(f->log) > 5);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        plog_fixture_kill(f);
+        assert_int_equal(
+            mem_storage_truncate_raw(
+                f->ms, plog_fixture_path(PLOG_RECOVERY_CHECKPOINT), 0),
+            0);
+        if (bad[i].len > 0) {
+            assert_int_equal(mem_storage_write_raw(
+                                 f->ms,
+                                 plog_fixture_path(PLOG_RECOVERY_CHECKPOINT), 0,
+                                 bad[i].text, bad[i].len),
+                             0);
+        }
+        before = mem_storage_bytes_read(f->ms);
+        assert_int_equal(plog_fixture_open(f, 1000), 0);
+        assert_true(plog_recovered(f->log));
+        assert_true(mem_storage_bytes_read(f->ms) - before >=
+                    plog_size_bytes(f->log));
+        assert_int_equal(plog_fixture_check(f, 1 << 20), 0);
+    }
+}
+
 static void test_checkpoint_is_written_atomically(void **state)
 {
     struct plog_fixture *f = *state;
@@ -624,6 +672,8 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             test_unclean_open_scans_from_recovery_point, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_checkpoint_means_full_scan,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_checkpoint_is_written_atomically,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(test_clean_close_survives_power_loss,
