@@ -207,6 +207,7 @@ static void cluster_heartbeat_reply(void *arg,
                    (long long)c->broker_epoch);
     }
     c->fenced = h->fenced;
+    cluster_follow_quorum(c, h->quorum);
     if (c->shutting_down && h->shutdown_ok && !c->shutdown_ok) {
         c->shutdown_ok = true;
         trace_info("cluster", "event=shutdown_ok broker=%d", (int)c->id);
@@ -471,6 +472,7 @@ void cluster_free(struct cluster *c)
     cluster_free_event(c->fetch_timer);
     cluster_free_event(c->shutdown_timer);
     meta_image_free(c->img);
+    cluster_follow_quorum(c, NULL);
     mem_free(c->roles);
     while (c->n_strays > 0) {
         mem_free(c->strays[--c->n_strays]);
