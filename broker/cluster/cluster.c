@@ -191,6 +191,7 @@ static void cluster_heartbeat_reply(void *arg,
     }
     if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_BROKER_HEARTBEAT) {
         trace_debug("cluster", "event=heartbeat_failed msg=\"%s\"", ed->msg);
+        cluster_follow_quorum(c, NULL); /* no longer a live view */
         return;
     }
     h = resp->broker_heartbeat;

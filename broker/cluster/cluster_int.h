@@ -82,7 +82,8 @@ struct cluster {
     uint64_t offline_sig; /* offline replicas last reported (a hash) */
     /* the controller quorum as the active controller's last heartbeat
      * answer showed it (owned, rpc_allocator); NULL: none, or dropped
-     * when the broker moved to another member (cluster_follow.c) */
+     * when a heartbeat failed or the broker moved to another member
+     * (cluster_follow.c) */
     Weir__QuorumStatus *quorum;
 };
 
