@@ -157,11 +157,11 @@ void cluster_ident_stray(struct cluster *c,
 /* cluster_follow.c: parse b->cfg.controller into c->finder.
  * Errors: WEIR_ECONFIG naming the bad element. */
 int cluster_follow_init(struct cluster *c, struct err_detail *ed);
-/* The cconn outcome function (arg = the cluster): a NOT_CONTROLLER hint,
- * a failure or a timeout may move both connections to another member. */
 /* Keep a copy of the quorum status a heartbeat answer carried (NULL: it
  * carried none), for Metadata answers; out of memory keeps none. */
 void cluster_follow_quorum(struct cluster *c, const Weir__QuorumStatus *qs);
+/* The cconn outcome function (arg = the cluster): a NOT_CONTROLLER hint,
+ * a failure or a timeout may move both connections to another member. */
 void cluster_follow_outcome(void *arg,
                             const char *addr,
                             int err,
