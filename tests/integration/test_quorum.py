@@ -321,6 +321,17 @@ def test_cluster_shows_quorum():
                         lambda: quorum_shows(q, q.live_broker(), want), 30)
         log(f"member {gone} restarted:\n{qv['text']}")
         assert all(v["lag"] == 0 for v in qv["voters"].values()), qv
+        # the leader killed: brokers show the new leader's view (the old
+        # one unreachable, its log end 0: not heard from in this term)
+        term = qv["term"]
+        q.ctls[leader].kill9()
+        new = q.wait_active(but=(leader,))
+        want = {i: "leader" if i == new else "follower" for i in q.ctls}
+        want[leader] = "unreachable"
+        qv = wait_until("the new leader's view through a broker",
+                        lambda: quorum_shows(q, q.live_broker(), want), 30)
+        log(f"leader {leader} killed, {new} leads:\n{qv['text']}")
+        assert qv["leader"] == new and qv["term"] > term, qv
 
 
 if __name__ == "__main__":
