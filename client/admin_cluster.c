@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* weir_admin_describe_cluster: one Metadata call (all topics, configs),
- * copied out of the protobuf answer into plain structs. */
+ * copied out of the protobuf answer into plain structs (with the
+ * controller quorum when the answer carries it). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,10 @@ void weir_cluster_desc_free(struct weir_cluster_desc *d)
     for (i = 0; i < d->n_partitions; i++) {
         mem_free(d->partitions[i].topic);
     }
+    for (i = 0; i < d->n_voters; i++) {
+        mem_free(d->voters[i].address);
+    }
+    mem_free(d->voters);
     mem_free(d->brokers);
     mem_free(d->partitions);
     mem_free(d->controller);
@@ -90,6 +95,39 @@ static int admin_cluster_partitions(struct weir_cluster_desc *d,
     return 0;
 }
 
+static int admin_cluster_quorum(struct weir_cluster_desc *d,
+                                const Weir__QuorumStatus *qs)
+{
+    size_t i;
+
+    if (qs == NULL || qs->n_voters == 0) {
+        return 0;
+    }
+    d->voters = mem_calloc(qs->n_voters, sizeof(*d->voters));
+    if (d->voters == NULL) {
+        return WEIR_ENOMEM;
+    }
+    d->quorum_term = qs->term;
+    d->quorum_leader = qs->leader_id;
+    for (i = 0; i < qs->n_voters; i++) {
+        const Weir__QuorumVoter *v = qs->voters[i];
+        struct weir_quorum_voter *out = &d->voters[i];
+        out->address = mem_strdup(v->address != NULL ? v->address : "");
+        if (out->address == NULL) {
+            return WEIR_ENOMEM;
+        }
+        d->n_voters++;
+        out->id = v->id;
+        out->state = v->state >= WEIR_QUORUM_STATE_LEADER &&
+                             v->state <= WEIR_QUORUM_STATE_UNREACHABLE
+                         ? (enum weir_quorum_state)v->state
+                         : WEIR_QUORUM_STATE_UNKNOWN;
+        out->log_end = v->log_end;
+        out->lag = v->lag;
+    }
+    return 0;
+}
+
 static int admin_cluster_fill(struct weir_cluster_desc *d,
                               const Weir__MetadataResponse *m)
 {
@@ -115,6 +153,9 @@ static int admin_cluster_fill(struct weir_cluster_desc *d,
         b->id = bi->id;
         b->port = (uint16_t)bi->port;
         b->fenced = bi->fenced;
+    }
+    if (admin_cluster_quorum(d, m->quorum) != 0) {
+        return WEIR_ENOMEM;
     }
     return admin_cluster_partitions(d, m);
 }

@@ -115,8 +115,30 @@ struct weir_cluster_partition {
     int32_t elr[WEIR_MAX_REPLICAS]; /* every committed record (KIP-966) */
 };
 
+/* One controller quorum member, as the active controller sees it. */
+enum weir_quorum_state {
+    WEIR_QUORUM_STATE_UNKNOWN = 0, /* a value this client does not know */
+    WEIR_QUORUM_STATE_LEADER = 1,
+    WEIR_QUORUM_STATE_FOLLOWER = 2,
+    WEIR_QUORUM_STATE_UNREACHABLE = 3, /* no connection or contact */
+};
+
+struct weir_quorum_voter {
+    uint32_t id;
+    char *address; /* "host:port" */
+    enum weir_quorum_state state;
+    uint64_t log_end; /* last index the leader knows it holds */
+    uint64_t lag;     /* entries behind the leader's log end */
+};
+
 struct weir_cluster_desc {
     char *controller; /* "host:port", "" without a controller */
+    /* the controller quorum (n_voters 0: not shown: a single controller,
+     * an older peer, or a broker that just moved to another member) */
+    uint64_t quorum_term;
+    uint32_t quorum_leader;
+    size_t n_voters;
+    struct weir_quorum_voter *voters; /* in --voters order */
     size_t n_brokers;
     struct weir_broker_desc *brokers; /* as the broker listed them */
     size_t n_partitions;

@@ -20,6 +20,7 @@
 #include "common/buf.h"
 #include "common/err.h"
 #include "common/net/srv.h"
+#include "controller/ctl_quorum_view.h"
 #include "controller/meta/meta_image.h"
 #include "controller/meta/meta_record.h"
 
@@ -64,5 +65,17 @@ const struct meta_image *ctl_quorum_image(const struct ctl_quorum *q);
 /* The leader (0: unknown) and the term, for traces and `weir cluster`. */
 uint32_t ctl_quorum_leader(const struct ctl_quorum *q);
 uint64_t ctl_quorum_term(const struct ctl_quorum *q);
+
+/* While this member leads: one row per voter, in voter order (its own
+ * row says leader; another voter is unreachable when the transport has
+ * no connection to it or the core heard nothing from it within the
+ * election timeout). Returns the count: 0 when q is NULL or this member
+ * does not lead (only the leader knows the followers' log ends). */
+uint32_t ctl_quorum_voters(const struct ctl_quorum *q,
+                           struct ctl_quorum_voter *rows,
+                           uint32_t cap);
+/* The same as a QuorumStatus message in st, or NULL (no rows). */
+Weir__QuorumStatus *ctl_quorum_status(const struct ctl_quorum *q,
+                                      struct ctl_quorum_pb *st);
 
 #endif /* CONTROLLER_CTL_QUORUM_H */

@@ -346,3 +346,35 @@ uint64_t ctl_quorum_term(const struct ctl_quorum *q)
 {
     return raft_term(q->raft);
 }
+
+uint32_t ctl_quorum_voters(const struct ctl_quorum *q,
+                           struct ctl_quorum_voter *rows,
+                           uint32_t cap)
+{
+    struct raft_peer_status peers[RAFT_MAX_VOTERS];
+    struct raft_net_peer_stats links[RAFT_MAX_VOTERS];
+    struct ctl_quorum_view_in in;
+
+    if (q == NULL || raft_role(q->raft) != RAFT_ROLE_LEADER) {
+        return 0;
+    }
+    in.self = (uint32_t)q->s->cfg.id;
+    in.now_ms = clock_now_ms(q->s->clock);
+    in.election_timeout_ms = (uint64_t)q->s->cfg.election_timeout_ms;
+    in.voters = &q->s->voters;
+    in.peers = peers;
+    in.n_peers = raft_peer_status(q->raft, peers, RAFT_MAX_VOTERS);
+    in.links = links;
+    in.n_links = raft_net_stats(q->net, links, RAFT_MAX_VOTERS);
+    return ctl_quorum_view_rows(&in, rows, cap);
+}
+
+Weir__QuorumStatus *ctl_quorum_status(const struct ctl_quorum *q,
+                                      struct ctl_quorum_pb *st)
+{
+    st->n_rows = ctl_quorum_voters(q, st->rows, RAFT_MAX_VOTERS);
+    if (st->n_rows == 0) {
+        return NULL;
+    }
+    return ctl_quorum_view_pb(st, raft_term(q->raft), raft_leader(q->raft));
+}

@@ -218,6 +218,7 @@ static void ctl_rpc_heartbeat(struct ctl_server *s,
     const Weir__BrokerHeartbeatRequest *m = r->broker_heartbeat;
     Weir__Response resp = WEIR__RESPONSE__INIT;
     Weir__BrokerHeartbeatResponse body = WEIR__BROKER_HEARTBEAT_RESPONSE__INIT;
+    struct ctl_quorum_pb quorum; /* the broker serves it in Metadata */
     struct ctl_replica *offline;
     struct ctl_event ev;
 
@@ -241,6 +242,7 @@ static void ctl_rpc_heartbeat(struct ctl_server *s,
         ctl_rpc_trace_broker(s, m->broker_id);
         body.fenced = s->act.broker_fenced;
         body.shutdown_ok = s->act.shutdown_ok;
+        body.quorum = ctl_quorum_status(s->quorum, &quorum);
         resp.body_case = WEIR__RESPONSE__BODY_BROKER_HEARTBEAT;
         resp.broker_heartbeat = &body;
         if (m->want_shutdown && s->act.shutdown_ok) {
@@ -513,6 +515,7 @@ static void ctl_rpc_metadata(struct ctl_server *s,
 {
     Weir__Response resp = WEIR__RESPONSE__INIT;
     Weir__MetadataResponse body = WEIR__METADATA_RESPONSE__INIT;
+    struct ctl_quorum_pb quorum;
     struct meta_pb m;
 
     memset(&m, 0, sizeof(m));
@@ -525,6 +528,7 @@ static void ctl_rpc_metadata(struct ctl_server *s,
     body.cluster_id = s->cluster_id;
     body.controller_id = -1;
     body.controller_address = s->address;
+    body.quorum = ctl_quorum_status(s->quorum, &quorum);
     resp.correlation_id = r->correlation_id;
     resp.body_case = WEIR__RESPONSE__BODY_METADATA;
     resp.metadata = &body;

@@ -191,6 +191,7 @@ static void cluster_heartbeat_reply(void *arg,
     }
     if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_BROKER_HEARTBEAT) {
         trace_debug("cluster", "event=heartbeat_failed msg=\"%s\"", ed->msg);
+        cluster_follow_quorum(c, NULL); /* no longer a live view */
         return;
     }
     h = resp->broker_heartbeat;
@@ -207,6 +208,7 @@ static void cluster_heartbeat_reply(void *arg,
                    (long long)c->broker_epoch);
     }
     c->fenced = h->fenced;
+    cluster_follow_quorum(c, h->quorum);
     if (c->shutting_down && h->shutdown_ok && !c->shutdown_ok) {
         c->shutdown_ok = true;
         trace_info("cluster", "event=shutdown_ok broker=%d", (int)c->id);
@@ -471,6 +473,7 @@ void cluster_free(struct cluster *c)
     cluster_free_event(c->fetch_timer);
     cluster_free_event(c->shutdown_timer);
     meta_image_free(c->img);
+    cluster_follow_quorum(c, NULL);
     mem_free(c->roles);
     while (c->n_strays > 0) {
         mem_free(c->strays[--c->n_strays]);

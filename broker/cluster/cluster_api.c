@@ -167,6 +167,7 @@ void cluster_api_metadata(struct broker *b,
     body.cluster_id = b->ident.props.cluster_id;
     body.controller_id = -1;
     body.controller_address = (char *)cluster_controller(b->cluster);
+    body.quorum = b->cluster->quorum; /* the active controller's view */
     resp.correlation_id = r->correlation_id;
     resp.body_case = WEIR__RESPONSE__BODY_METADATA;
     resp.metadata = &body;

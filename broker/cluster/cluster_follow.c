@@ -13,6 +13,8 @@
 
 #include "broker/broker.h"
 #include "broker/cluster/cluster_int.h"
+#include "common/mem.h"
+#include "common/rpc.h"
 #include "common/trace.h"
 
 #define CLUSTER_FOLLOW_BACKOFF_MIN_MS 100
@@ -27,6 +29,29 @@ int cluster_follow_init(struct cluster *c, struct err_detail *ed)
     return cluster_finder_init(&c->finder, c->b->cfg.controller,
                                CLUSTER_FOLLOW_BACKOFF_MIN_MS,
                                CLUSTER_FOLLOW_BACKOFF_MAX_MS, seed, ed);
+}
+
+void cluster_follow_quorum(struct cluster *c, const Weir__QuorumStatus *qs)
+{
+    uint8_t *packed;
+    size_t len;
+
+    if (c->quorum != NULL) {
+        weir__quorum_status__free_unpacked(c->quorum, &rpc_allocator);
+        c->quorum = NULL;
+    }
+    if (qs == NULL) {
+        return;
+    }
+    /* a deep copy: the answer is freed after the callback */
+    len = weir__quorum_status__get_packed_size(qs);
+    packed = mem_malloc(len > 0 ? len : 1);
+    if (packed == NULL) {
+        return;
+    }
+    (void)weir__quorum_status__pack(qs, packed);
+    c->quorum = weir__quorum_status__unpack(&rpc_allocator, len, packed);
+    mem_free(packed);
 }
 
 static void cluster_follow_move(struct cluster *c,
@@ -47,6 +72,8 @@ static void cluster_follow_move(struct cluster *c,
         /* the connections keep the system clock */
         nb = clock_now_ms(clock_system()) + mv->delay_ms;
     }
+    /* the old member's view of the quorum is not the new one's */
+    cluster_follow_quorum(c, NULL);
     if (cconn_set_address(c->rpc, to, nb) != 0 ||
         cconn_set_address(c->fetch, to, nb) != 0) {
         trace_error("cluster",

@@ -80,6 +80,11 @@ struct cluster {
     char **strays;                 /* "name id" of stray logs reported */
     uint32_t n_strays;
     uint64_t offline_sig; /* offline replicas last reported (a hash) */
+    /* the controller quorum as the active controller's last heartbeat
+     * answer showed it (owned, rpc_allocator); NULL: none, or dropped
+     * when a heartbeat failed or the broker moved to another member
+     * (cluster_follow.c) */
+    Weir__QuorumStatus *quorum;
 };
 
 /* cluster_offline.c: the offline replicas to report (owned arrays). */
@@ -152,6 +157,9 @@ void cluster_ident_stray(struct cluster *c,
 /* cluster_follow.c: parse b->cfg.controller into c->finder.
  * Errors: WEIR_ECONFIG naming the bad element. */
 int cluster_follow_init(struct cluster *c, struct err_detail *ed);
+/* Keep a copy of the quorum status a heartbeat answer carried (NULL: it
+ * carried none), for Metadata answers; out of memory keeps none. */
+void cluster_follow_quorum(struct cluster *c, const Weir__QuorumStatus *qs);
 /* The cconn outcome function (arg = the cluster): a NOT_CONTROLLER hint,
  * a failure or a timeout may move both connections to another member. */
 void cluster_follow_outcome(void *arg,

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* weir cluster: the controller, the brokers (alive or fenced) and every
- * partition's leader, leader epoch, replicas, ISR and (when not empty)
- * ELR, flagging under-replicated (ISR smaller than the replica list) and
- * under-min-ISR (ISR smaller than min.insync.replicas) partitions. One
- * line per item, words and key=value pairs, so scripts can read it too. */
+/* weir cluster: the controller, the controller quorum (each voter's
+ * state, log end and lag behind the leader, and the term: only with a
+ * quorum), the brokers (alive or fenced) and every partition's leader,
+ * leader epoch, replicas, ISR and (when not empty) ELR, flagging
+ * under-replicated (ISR smaller than the replica list) and under-min-ISR
+ * (ISR smaller than min.insync.replicas) partitions. One line per item,
+ * words and key=value pairs, so scripts can read it too. */
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +28,48 @@ static void cluster_print_ids(const int32_t *ids, size_t n)
     }
     for (i = 0; i < n; i++) {
         (void)printf("%s%d", i ? "," : "", (int)ids[i]);
+    }
+}
+
+static const char *cluster_quorum_state_name(enum weir_quorum_state st)
+{
+    switch (st) {
+    case WEIR_QUORUM_STATE_LEADER:
+        return "leader";
+    case WEIR_QUORUM_STATE_FOLLOWER:
+        return "follower";
+    case WEIR_QUORUM_STATE_UNREACHABLE:
+        return "unreachable";
+    case WEIR_QUORUM_STATE_UNKNOWN:
+        break;
+    }
+    return "unknown";
+}
+
+/* Omitted when the answer has no quorum (a single controller). */
+static void cluster_print_quorum(const struct weir_cluster_desc *d)
+{
+    size_t unreachable = 0;
+    size_t i;
+
+    if (d->n_voters == 0) {
+        return;
+    }
+    for (i = 0; i < d->n_voters; i++) {
+        unreachable += d->voters[i].state == WEIR_QUORUM_STATE_UNREACHABLE;
+    }
+    (void)printf("quorum: %zu voters (%zu reachable, %zu unreachable) "
+                 "term=%llu leader=%u\n",
+                 d->n_voters, d->n_voters - unreachable, unreachable,
+                 (unsigned long long)d->quorum_term,
+                 (unsigned)d->quorum_leader);
+    for (i = 0; i < d->n_voters; i++) {
+        const struct weir_quorum_voter *v = &d->voters[i];
+        (void)printf("  voter %u %s %s log_end=%llu lag=%llu\n",
+                     (unsigned)v->id, v->address[0] ? v->address : "-",
+                     cluster_quorum_state_name(v->state),
+                     (unsigned long long)v->log_end,
+                     (unsigned long long)v->lag);
     }
 }
 
@@ -117,6 +161,7 @@ int cmd_cluster(int argc, char **argv, const char *global_bs)
     }
     (void)printf("controller: %s\n",
                  d->controller[0] ? d->controller : "none (single broker)");
+    cluster_print_quorum(d);
     cluster_print_brokers(d);
     cluster_print_partitions(d);
     weir_cluster_desc_free(d);

@@ -22,6 +22,9 @@ def test_three_brokers_register_and_spread_a_topic():
         st = c.state()
         assert st["controller"] == c.ctl.addr, st["text"]
         assert len(st["brokers"]) == 3, st["text"]
+        # a single controller (no --voters) shows no quorum section
+        assert st["quorum"] is None and "quorum:" not in st["text"], \
+            st["text"]
         weir(c.brokers[2], "topic", "create", "orders", "--partitions", "6",
              "--replication-factor", "3")
         # a broker that got the create forwarded already shows the topic
@@ -185,6 +188,7 @@ def test_single_broker_mode_unaffected():
         weir(b, "topic", "create", "solo", "--partitions", "2")
         st = cluster_state(b)
         assert st["controller"].startswith("none"), st["text"]
+        assert st["quorum"] is None, st["text"]
         assert list(st["brokers"]) == [1], st["text"]
         assert st["brokers"][1][2]
         assert len(st["partitions"]) == 2, st["text"]

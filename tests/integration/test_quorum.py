@@ -6,7 +6,8 @@ controller, that kill -9 of it moves the role within a bound and brokers
 follow without being fenced, that failover of partitions goes on across
 it (also with the partition's leader killed at the same moment), that a
 member whose data dir was wiped rejoins, catches up and votes again, and
-that a paused active controller comes back as a follower."""
+that a paused active controller comes back as a follower, and that
+`weir cluster` shows the quorum (each voter's state, log end and lag)."""
 import os
 import re
 import shutil
@@ -257,9 +258,86 @@ def test_paused_active_steps_down():
         assert len(consume_all(q, "qp2", 10)) == 10
 
 
+def quorum_shows(q, node, states, lag0=True):
+    """`weir cluster` through node (a broker or a controller): its quorum
+    section when it lists every member at its address in the state wanted
+    (states: {id: state}) and, with lag0, every reachable member with lag
+    0; else None. The section's text is kept in qv["text"]."""
+    st = cluster_state(node)
+    qv = st["quorum"]
+    if qv is None or set(qv["voters"]) != set(q.ctls):
+        return None
+    qv["text"] = "\n".join(
+        line for line in st["text"].splitlines()
+        if line.startswith(("controller:", "quorum:", "  voter")))
+    for i, v in qv["voters"].items():
+        assert v["addr"] == q.ctls[i].addr, qv
+        if v["state"] != states[i]:
+            return None
+        if lag0 and v["state"] != "unreachable" and v["lag"] != 0:
+            return None
+    return qv
+
+
+def test_cluster_shows_quorum():
+    with Quorum() as q:
+        create(q, "qv")
+        leader = q.wait_active()
+        want = {i: "leader" if i == leader else "follower" for i in q.ctls}
+        # the same view from every bootstrap broker and from the active
+        # controller itself
+        for node in list(q.brokers.values()) + [q.ctls[leader]]:
+            qv = wait_until(f"the quorum through {node.addr}",
+                            lambda: quorum_shows(q, node, want), 30)
+            log(f"weir cluster via {node.addr}:\n{qv['text']}")
+            assert qv["leader"] == leader and qv["term"] >= 1, qv
+            ends = {v["log_end"] for v in qv["voters"].values()}
+            assert len(ends) == 1 and ends.pop() > 0, qv
+        st = q.state()  # the other sections still parse
+        assert st["controller"] == q.ctls[leader].addr, st["text"]
+        assert all(b[2] for b in st["brokers"].values()), st["text"]
+        assert "quorum: 3 voters (3 reachable, 0 unreachable)" in st["text"]
+        # a follower killed: unreachable, and it falls behind
+        gone = next(i for i in q.ctls if i != leader)
+        q.ctls[gone].kill9()
+        want[gone] = "unreachable"
+        qv = wait_until("the killed member shows unreachable",
+                        lambda: quorum_shows(q, q.live_broker(), want), 30)
+        log(f"member {gone} killed:\n{qv['text']}")
+        create(q, "qv2")
+        qv = wait_until(
+            "the killed member lags",
+            lambda: (lambda v: v if v and v["voters"][gone]["lag"] > 0
+                     else None)(quorum_shows(q, q.live_broker(), want)), 30)
+        assert qv["voters"][gone]["log_end"] < \
+            qv["voters"][leader]["log_end"], qv
+        log(f"after a new topic:\n{qv['text']}")
+        assert qv["leader"] == leader, qv
+        assert "(2 reachable, 1 unreachable)" in q.state()["text"]
+        # it returns: follower again, and the lag goes back to 0
+        q.ctls[gone].start()
+        want[gone] = "follower"
+        qv = wait_until("the member is back with lag 0",
+                        lambda: quorum_shows(q, q.live_broker(), want), 30)
+        log(f"member {gone} restarted:\n{qv['text']}")
+        assert all(v["lag"] == 0 for v in qv["voters"].values()), qv
+        # the leader killed: brokers show the new leader's view (the old
+        # one unreachable, its log end 0: not heard from in this term)
+        term = qv["term"]
+        q.ctls[leader].kill9()
+        new = q.wait_active(but=(leader,))
+        want = {i: "leader" if i == new else "follower" for i in q.ctls}
+        want[leader] = "unreachable"
+        qv = wait_until("the new leader's view through a broker",
+                        lambda: quorum_shows(q, q.live_broker(), want), 30)
+        log(f"leader {leader} killed, {new} leads:\n{qv['text']}")
+        assert qv["leader"] == new and qv["term"] > term, qv
+
+
 if __name__ == "__main__":
     run_main([test_quorum_serves,
               test_kill9_active_moves_and_brokers_follow,
               test_active_and_leader_killed_together,
               test_wiped_member_rejoins_and_votes,
-              test_paused_active_steps_down])
+              test_paused_active_steps_down,
+              test_cluster_shows_quorum])

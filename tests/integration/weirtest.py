@@ -271,13 +271,24 @@ def cluster_broker(controller, broker_id, tmp, port=None, args=()):
 def cluster_state(broker, timeout=30):
     """`weir cluster` parsed: {'controller', 'brokers': {id: (addr, rack,
     alive)}, 'partitions': {(topic, p): dict(leader, epoch, replicas, isr,
-    elr, flags)}}."""
+    elr, flags)}, 'quorum': None without a quorum section, else
+    dict(term, leader, voters={id: dict(addr, state, log_end, lag)})}."""
     out = weir(broker, "cluster", timeout=timeout).stdout.decode()
-    st = {"controller": None, "brokers": {}, "partitions": {}, "text": out}
+    st = {"controller": None, "brokers": {}, "partitions": {}, "text": out,
+          "quorum": None}
     for line in out.splitlines():
         w = line.split()
         if line.startswith("controller:"):
             st["controller"] = line.split(":", 1)[1].strip()
+        elif line.startswith("quorum:"):
+            kv = dict(x.split("=", 1) for x in w if "=" in x)
+            st["quorum"] = {"term": int(kv["term"]),
+                            "leader": int(kv["leader"]), "voters": {}}
+        elif len(w) == 6 and w[0] == "voter" and st["quorum"] is not None:
+            kv = dict(x.split("=", 1) for x in w[4:])
+            st["quorum"]["voters"][int(w[1])] = {
+                "addr": w[2], "state": w[3], "log_end": int(kv["log_end"]),
+                "lag": int(kv["lag"])}
         elif len(w) >= 5 and w[0] == "broker":
             st["brokers"][int(w[1])] = (w[2], w[3][5:], w[4] == "alive")
         elif len(w) >= 6 and w[2].startswith("leader="):

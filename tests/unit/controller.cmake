@@ -48,8 +48,9 @@ endforeach()
 set_tests_properties(test_raft_sim PROPERTIES TIMEOUT 300)
 
 # The Raft side of the metadata log: frame and hard-state codecs, the
-# start decision (pure), and the log as a Raft log (a temporary directory).
-foreach(t log_frame start_decide log_raft)
+# start decision (pure), the log as a Raft log (a temporary directory), and
+# the quorum's rows for `weir cluster` (pure).
+foreach(t log_frame start_decide log_raft quorum_view)
   weir_unit_test(test_ctl_${t}
     SOURCES ${CTL_TEST_DIR}/test_ctl_${t}.c
     LIBS weir_controller)
