@@ -487,7 +487,7 @@ def main():
         if not os.access(b, os.X_OK):
             sys.exit(f"missing {b}: build first (BUILD_DIR={BUILD_DIR})")
     meta = {"utc": STAMP, "commit": git_head(), "build_type": build_type(),
-            "load_start": os.getloadavg()[0]}
+            "load_start": round(os.getloadavg()[0], 1)}
     if "Debug" in meta["build_type"] or "sanitizers" in meta["build_type"]:
         log("WARNING: a Debug or sanitizer build: numbers will be off")
     kill_rows, una_rows, create_rows = [], [], []
@@ -512,7 +512,7 @@ def main():
         with weirtest.Cluster(args=BROKER_ARGS,
                               prefix="weir-bench-single-") as single:
             create_rows = bench_creates(q, single, REPS)
-    meta["load_end"] = os.getloadavg()[0]
+    meta["load_end"] = round(os.getloadavg()[0], 1)
     text = report(kill_rows, una_rows, create_rows, meta)
     print(text)
     os.makedirs(os.path.dirname(RESULTS), exist_ok=True)
