@@ -42,6 +42,9 @@ Environment knobs [defaults]:
               RF 1 keeps the brokers' own work small) [1]
   RESULTS     the report (markdown) [BUILD_DIR/bench-quorum-<UTC>.md];
               raw numbers in a .json beside it
+  CTL_ARGS    extra options for every weir-controller, e.g.
+              "--election-timeout-ms 300" (experiments; the defaults are
+              what the benchmark is for) []
   KEEP_TMP=1  keep the data dirs and logs (WEIR_KEEP_TMP)
 
 Every process is started here and killed by PID on exit; every wait is
@@ -85,6 +88,7 @@ RESULTS = os.environ.get("RESULTS") or os.path.join(
     BUILD_DIR, f"bench-quorum-{STAMP}.md")
 TOPIC = "f"  # test_failover.Producer writes to "f"
 BROKER_ARGS = ["--replica-lag-time-max-ms", "2000"]
+CTL_ARGS = os.environ.get("CTL_ARGS", "").split()
 
 
 # ---- trace lines -----------------------------------------------------------
@@ -124,6 +128,8 @@ class Bench(Quorum):
         super().__init__()
         for b in self.brokers.values():
             b.args += BROKER_ARGS
+        for c in self.ctls.values():
+            c.args += CTL_ARGS
 
     def bootstrap(self):
         return ",".join(b.addr for b in self.brokers.values())
@@ -386,7 +392,9 @@ def f0(x):
 def report(kill_rows, una_rows, create_rows, meta):
     out = [f"Controller quorum benchmark, {meta['utc']}, commit "
            f"{meta['commit']}, build {meta['build_type']}, load average at "
-           f"start {meta['load_start']}, at end {meta['load_end']}", ""]
+           f"start {meta['load_start']}, at end {meta['load_end']}"
+           + (f", controller options {' '.join(CTL_ARGS)}" if CTL_ARGS
+              else ""), ""]
     out += ["| measure | rounds | p50 ms | max ms | all (ms) |",
             "|---|--:|--:|--:|---|"]
 
@@ -435,9 +443,10 @@ def report(kill_rows, una_rows, create_rows, meta):
             f"(1) {nf1} of {len(kill_rows)} rounds, (2b) {nf2} of "
             f"{len(both)} rounds; (2b) unavailability in the rounds "
             f"without: {ms(without)} ms, with: {ms(with_)} ms"]
-    out += ["", "| (3) setup | reps | creations | creations/s (median) | "
-            "all | active controller CPU % | follower CPU % | errors |",
-            "|---|--:|--:|--:|---|--:|---|---|"]
+    if create_rows:
+        out += ["", "| (3) setup | reps | creations | creations/s (median) | "
+                "all | active controller CPU % | follower CPU % | errors |",
+                "|---|--:|--:|--:|---|--:|---|---|"]
     for setup in ("quorum", "single"):
         rs = [r for r in create_rows if r["setup"] == setup]
         if not rs:
@@ -509,8 +518,10 @@ def main():
                 f"acknowledged, exit status {rc}")
         meta["producer"] = {"written": prod.sent, "acked": prod.acked(),
                             "rc": rc}
-        with weirtest.Cluster(args=BROKER_ARGS,
-                              prefix="weir-bench-single-") as single:
+        single = weirtest.Cluster(args=BROKER_ARGS,
+                                  prefix="weir-bench-single-")
+        single.ctl.args += CTL_ARGS
+        with single:
             create_rows = bench_creates(q, single, REPS)
     meta["load_end"] = round(os.getloadavg()[0], 1)
     text = report(kill_rows, una_rows, create_rows, meta)
