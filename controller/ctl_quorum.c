@@ -215,10 +215,12 @@ static void ctl_quorum_become_active(struct ctl_quorum *q)
     }
 }
 
+static uint32_t ctl_quorum_hint(const struct ctl_quorum *q);
+
 static void ctl_quorum_step_down(struct ctl_quorum *q, const char *why)
 {
     struct ctl_server *s = q->s;
-    uint32_t leader = raft_leader(q->raft);
+    uint32_t leader = ctl_quorum_hint(q);
 
     ctl_core_free(s->core);
     s->core = NULL;
@@ -242,21 +244,49 @@ void ctl_quorum_core_lost(struct ctl_quorum *q)
     ctl_quorum_schedule(q);
 }
 
+/* The leader to name in NOT_CONTROLLER: only one this member hears now
+ * (connected, and a message within an election timeout). A leader that
+ * was killed stays the core's leader until the next election; naming it
+ * would send brokers to a dead address. */
+static uint32_t ctl_quorum_hint(const struct ctl_quorum *q)
+{
+    struct raft_net_peer_stats rows[RAFT_MAX_VOTERS];
+    uint32_t leader = raft_leader(q->raft);
+    uint64_t now = clock_now_ms(q->s->clock);
+    uint32_t n;
+    uint32_t i;
+
+    if (leader == 0 || leader == (uint32_t)q->s->cfg.id) {
+        return leader;
+    }
+    n = raft_net_stats(q->net, rows, RAFT_MAX_VOTERS);
+    for (i = 0; i < n; i++) {
+        if (rows[i].id == leader) {
+            return rows[i].connected && rows[i].last_contact_ms != 0 &&
+                           now - rows[i].last_contact_ms <=
+                               (uint64_t)q->s->cfg.election_timeout_ms
+                       ? leader
+                       : 0;
+        }
+    }
+    return 0;
+}
+
 static void ctl_quorum_roles(struct ctl_quorum *q)
 {
     struct ctl_server *s = q->s;
     bool leads = raft_is_active_leader(q->raft);
+    uint32_t hint;
 
     if (!leads && (s->active || s->core != NULL)) {
         ctl_quorum_step_down(q, "lost_leadership");
     } else if (leads && s->core == NULL &&
                ctl_log_raft_applied(s->log) == raft_last_index(q->raft)) {
         ctl_quorum_become_active(q);
-    } else if (!s->active && raft_leader(q->raft) != q->hint_leader) {
-        q->hint_leader = raft_leader(q->raft);
-        ctl_server_set_active_id(
-            s, q->hint_leader != 0 ? (int32_t)q->hint_leader : -1);
-        ctl_server_set_active(s, false, ctl_quorum_addr(q, q->hint_leader));
+    } else if (!s->active && (hint = ctl_quorum_hint(q)) != q->hint_leader) {
+        q->hint_leader = hint;
+        ctl_server_set_active_id(s, hint != 0 ? (int32_t)hint : -1);
+        ctl_server_set_active(s, false, ctl_quorum_addr(q, hint));
     }
 }
 
@@ -450,6 +480,17 @@ void ctl_quorum_tick_cb(evutil_socket_t fd, short what, void *arg)
                     weir_err_name(rv));
     }
     ctl_quorum_run(q);
+}
+
+void ctl_quorum_peer_lost(void *arg, uint32_t id)
+{
+    struct ctl_quorum *q = arg;
+
+    /* a leader killed with its sockets: elect without waiting out the
+     * election timeout (the core decides whether it is the leader) */
+    if (raft_peer_lost(q->raft, id, clock_now_ms(q->s->clock)) == 0) {
+        ctl_quorum_schedule(q);
+    }
 }
 
 void ctl_quorum_recv(void *arg, const struct raft_msg *m)

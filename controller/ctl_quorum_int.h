@@ -47,5 +47,6 @@ void ctl_quorum_schedule(struct ctl_quorum *q);
 void ctl_quorum_ready_cb(evutil_socket_t fd, short what, void *arg);
 void ctl_quorum_tick_cb(evutil_socket_t fd, short what, void *arg);
 void ctl_quorum_recv(void *arg, const struct raft_msg *m);
+void ctl_quorum_peer_lost(void *arg, uint32_t id);
 
 #endif /* CONTROLLER_CTL_QUORUM_INT_H */

@@ -252,6 +252,7 @@ static int ctl_quorum_open_net(struct ctl_quorum *q, struct err_detail *ed)
     nc.cluster_id = s->cluster_id;
     nc.clock = s->clock;
     nc.max_frame_bytes = (uint32_t)s->cfg.max_frame_bytes;
+    nc.lost = ctl_quorum_peer_lost;
     rv = ctl_quorum_random(&nc.seed, ed);
     if (rv == 0) {
         rv = raft_net_open(s->base, &nc, ctl_quorum_recv, q, &q->net, ed);

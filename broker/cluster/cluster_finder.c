@@ -144,14 +144,19 @@ void cluster_finder_on_success(struct cluster_finder *f, const char *addr)
 }
 
 /* Move to index to; the first round of moves goes at once, later ones
- * wait the backoff (3/4 to 5/4 of it, at most the bound). */
+ * wait the backoff (3/4 to 5/4 of it, at most the bound). A move to a
+ * named active controller is news, not a failure: it waits at most the
+ * smallest backoff and does not grow it, so a broker reaches a new active
+ * controller soon after a member learns of it (two members naming each
+ * other with stale hints still cannot make a busy loop). */
 static void cluster_finder_move_to(struct cluster_finder *f,
                                    uint32_t to,
                                    enum cluster_finder_reason reason,
                                    uint64_t now_ms,
                                    struct cluster_finder_move *out)
 {
-    uint64_t b = f->backoff_ms;
+    uint64_t b =
+        reason == CLUSTER_FINDER_HINT ? f->backoff_min_ms : f->backoff_ms;
 
     (void)snprintf(out->from, sizeof(out->from), "%s", f->addrs[f->cur]);
     out->moved = true;
@@ -164,7 +169,10 @@ static void cluster_finder_move_to(struct cluster_finder *f,
         if (out->delay_ms > f->backoff_max_ms) {
             out->delay_ms = f->backoff_max_ms;
         }
-        f->backoff_ms = b * 2 > f->backoff_max_ms ? f->backoff_max_ms : b * 2;
+        if (reason != CLUSTER_FINDER_HINT) {
+            f->backoff_ms =
+                b * 2 > f->backoff_max_ms ? f->backoff_max_ms : b * 2;
+        }
     }
     f->not_before_ms = now_ms + out->delay_ms;
 }

@@ -18,7 +18,9 @@
 #include "common/trace.h"
 
 #define CLUSTER_FOLLOW_BACKOFF_MIN_MS 100
-#define CLUSTER_FOLLOW_BACKOFF_MAX_MS 5000
+/* a controller election takes about a second: waiting longer than that
+ * between rounds only delays finding the new active controller */
+#define CLUSTER_FOLLOW_BACKOFF_MAX_MS 1000
 
 int cluster_follow_init(struct cluster *c, struct err_detail *ed)
 {

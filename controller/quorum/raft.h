@@ -202,6 +202,16 @@ WEIR_MUST_CHECK int raft_propose(struct raft *r,
 WEIR_MUST_CHECK int raft_snapshot_taken(struct raft *r,
                                         const struct raft_snapshot *snap);
 
+/* The connection to voter id was closed (the transport saw it go: a
+ * process killed with its sockets closed, a host gone). If it is the
+ * leader this member follows, the leader's lease ends here and an
+ * election may start after a short random delay instead of a full
+ * election timeout; pre-vote still keeps a member that hears the leader
+ * from being deposed. Otherwise nothing changes. Errors:
+ * WEIR_EINVALID_ARGUMENT (between ready and advance). */
+WEIR_MUST_CHECK int
+raft_peer_lost(struct raft *r, uint32_t id, uint64_t now_ms);
+
 /* Collect what to do; rd stays valid until raft_advance. */
 bool raft_has_ready(const struct raft *r);
 WEIR_MUST_CHECK int raft_ready(struct raft *r, struct raft_ready *rd);

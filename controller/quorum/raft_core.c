@@ -357,6 +357,18 @@ int raft_tick(struct raft *r, uint64_t now_ms)
     return raft_elect_tick(r);
 }
 
+int raft_peer_lost(struct raft *r, uint32_t id, uint64_t now_ms)
+{
+    if (r->in_ready) {
+        return WEIR_EINVALID_ARGUMENT;
+    }
+    if (now_ms > r->now_ms) {
+        r->now_ms = now_ms;
+    }
+    raft_elect_peer_lost(r, id);
+    return 0;
+}
+
 int raft_propose(struct raft *r,
                  const uint8_t *data,
                  uint32_t len,

@@ -111,6 +111,26 @@ static int raft_campaign(struct raft *r, bool pre)
     return 0;
 }
 
+/* Why only the followed leader, and why a delay: a member that lost the
+ * leader's connection no longer counts as hearing it, so it grants
+ * pre-votes (stickiness is about a leader it can hear) and campaigns
+ * after RAFT_LOST_DELAY_MS..2x instead of a whole election timeout. The
+ * others decide for themselves: one that still hears the leader refuses,
+ * so a connection lost while the leader lives deposes nobody. */
+void raft_elect_peer_lost(struct raft *r, uint32_t id)
+{
+    uint64_t due;
+
+    if (r->role != RAFT_ROLE_FOLLOWER || r->leader != id || id == 0) {
+        return;
+    }
+    r->heard_leader = false;
+    due = r->now_ms + RAFT_LOST_DELAY_MS + raft_rand(r) % RAFT_LOST_DELAY_MS;
+    if (due < r->election_due_ms) {
+        r->election_due_ms = due;
+    }
+}
+
 int raft_elect_tick(struct raft *r)
 {
     if (r->role == RAFT_ROLE_LEADER) {

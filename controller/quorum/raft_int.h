@@ -14,6 +14,8 @@
 #define RAFT_READMIT_BYTES      12u /* u32be id | u64be nonce */
 /* Batches sent ahead of acknowledgement to a follower in replicate mode. */
 #define RAFT_MAX_INFLIGHT 4
+/* after the leader's connection is lost: campaign after 1x..2x this */
+#define RAFT_LOST_DELAY_MS 50
 
 /* The in-memory log: the snapshot point, then dense entries whose data
  * bytes the log owns. Entries up to `durable` are on disk. */
@@ -138,6 +140,7 @@ void raft_snap_own_fini(struct raft_snap_own *s);
 void raft_reset_election(struct raft *r);
 void raft_become_follower(struct raft *r, uint64_t term, uint32_t leader);
 WEIR_MUST_CHECK int raft_elect_tick(struct raft *r);
+void raft_elect_peer_lost(struct raft *r, uint32_t id);
 WEIR_MUST_CHECK int raft_step_vote(struct raft *r, const struct raft_msg *m);
 WEIR_MUST_CHECK int raft_step_vote_resp(struct raft *r,
                                         const struct raft_msg *m);

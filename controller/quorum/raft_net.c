@@ -150,6 +150,7 @@ static void raft_net_read_cb(struct bufferevent *bev, void *arg)
 static void raft_net_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct raft_net_peer *p = arg;
+    bool was;
 
     (void)bev;
     if ((what & BEV_EVENT_CONNECTED) != 0) {
@@ -162,7 +163,8 @@ static void raft_net_event_cb(struct bufferevent *bev, short what, void *arg)
         raft_net_pump(p);
         return;
     }
-    if (p->connected) {
+    was = p->connected;
+    if (was) {
         trace_warn("quorum",
                    "event=raft_peer_lost voter=%u address=%s eof=%d "
                    "timeout=%d",
@@ -173,6 +175,9 @@ static void raft_net_event_cb(struct bufferevent *bev, short what, void *arg)
     p->st.connected = false;
     bufferevent_disable(p->bev, EV_READ | EV_WRITE);
     raft_net_arm_retry(p);
+    if (was && p->net->cfg.lost != NULL) {
+        p->net->cfg.lost(p->net->arg, p->voter->id);
+    }
 }
 
 static void raft_net_retry_cb(evutil_socket_t fd, short what, void *arg)

@@ -25,6 +25,9 @@
 struct event_base;
 struct raft_net; /* opaque */
 
+/* An established connection to voter id closed (or failed). */
+typedef void (*raft_net_lost_fn)(void *arg, uint32_t id);
+
 struct raft_net_config {
     uint32_t id;                      /* this member: one of voters */
     const struct raft_voters *voters; /* copied */
@@ -37,6 +40,8 @@ struct raft_net_config {
     uint32_t backoff_max_ms;          /* doubling stops here; 0: 2000 */
     uint32_t connect_timeout_ms;      /* 0: 3000 */
     uint64_t seed;                    /* backoff jitter */
+    raft_net_lost_fn lost;            /* NULL: not told; called with the
+                                         arg given to raft_net_open */
 };
 
 /* A decoded message; m and its bytes are valid during the call only. */

@@ -321,6 +321,16 @@ void raft_fixture_crash(struct raft_fixture *f, uint32_t i)
         }
     }
     rf_trace(f, "member %u crashes", i + 1);
+    /* its sockets close: the others' transports see their connections to
+     * it go (what ctl_quorum passes on with raft_peer_lost) */
+    for (uint32_t j = 0; j < f->o.n; j++) {
+        if (j != i && f->mem[j].r != NULL) {
+            if (raft_peer_lost(f->mem[j].r, i + 1, f->now_ms) != 0) {
+                rf_fail(f, "member %u: raft_peer_lost failed", j + 1);
+            }
+            rf_drain(f, j);
+        }
+    }
 }
 
 int raft_fixture_restart(struct raft_fixture *f, uint32_t i)

@@ -204,7 +204,9 @@ static void test_dead_list_backs_off_bounded(void **state)
 }
 
 /* Two members naming each other (a stale hint during an election) do not
- * make a busy loop: past one round the moves wait. */
+ * make a busy loop: past one round the moves wait; but a hint is news, so
+ * a move to it waits at most the smallest backoff (3/4 to 5/4 of it) and
+ * does not grow the backoff, even after failures grew it. */
 static void test_hint_ping_pong_backs_off(void **state)
 {
     struct cluster_finder f;
@@ -219,10 +221,20 @@ static void test_hint_ping_pong_backs_off(void **state)
         cluster_finder_on_not_controller(
             &f, cur, strcmp(cur, "a:1") == 0 ? "b:2" : "a:1", waited, &mv);
         assert_true(mv.moved);
+        assert_true(mv.delay_ms <= MIN_MS + MIN_MS / 4);
         waited += mv.delay_ms;
     }
     assert_true(waited > 10 * MIN_MS);
-    assert_true(waited <= 20 * (uint64_t)MAX_MS);
+    for (i = 0; i < 10; i++) { /* failures grow the backoff */
+        cluster_finder_on_failure(&f, cluster_finder_current(&f), false, waited,
+                                  &mv);
+    }
+    assert_int_equal(f.backoff_ms, MAX_MS);
+    cluster_finder_on_not_controller(&f, cluster_finder_current(&f), "c:3",
+                                     waited, &mv);
+    assert_true(mv.moved);
+    assert_true(mv.delay_ms <= MIN_MS + MIN_MS / 4);
+    assert_int_equal(f.backoff_ms, MAX_MS);
 }
 
 static void delays(uint64_t seed, uint64_t out[8])

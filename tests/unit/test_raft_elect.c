@@ -114,6 +114,44 @@ static void test_sticky_follower_refuses_pre_vote_and_vote(void **s)
     raft_free(r);
 }
 
+/* The transport saw the leader's connection close: the lease ends there
+ * (a pre-vote is granted at once) and the member campaigns within
+ * 2 x RAFT_LOST_DELAY_MS (100 ms) instead of an election timeout. A lost
+ * connection to another member changes nothing. */
+static void test_lost_leader_connection_ends_the_lease(void **s)
+{
+    struct raft_msg hb = msg(RAFT_MSG_APPEND, 1, 2, 1);
+    struct raft_msg v = msg(RAFT_MSG_VOTE, 3, 2, 2);
+    struct raft_fixture_rd rd;
+    const struct raft_msg *resp;
+    struct raft *r;
+
+    (void)s;
+    assert_int_equal(raft_fixture_one(2, 3, NULL, NULL, 0, &r), 0);
+    assert_int_equal(raft_step(r, &hb, 100), 0); /* leader 1 is live */
+    assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+    assert_int_equal(raft_peer_lost(r, 3, 150), 0); /* not the leader */
+    v.pre_vote = true;
+    assert_int_equal(raft_step(r, &v, 200), 0);
+    assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+    assert_null(raft_fixture_rd_msg(&rd, RAFT_MSG_VOTE_RESP, 3));
+
+    assert_int_equal(raft_peer_lost(r, 1, 300), 0);
+    assert_int_equal(raft_step(r, &v, 310), 0);
+    assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+    resp = raft_fixture_rd_msg(&rd, RAFT_MSG_VOTE_RESP, 3);
+    assert_non_null(resp);
+    assert_true(resp->granted);
+    assert_int_equal(raft_term(r), 1);
+
+    /* its own pre-vote goes out well before an election timeout */
+    assert_int_equal(raft_tick(r, 300 + 2 * 50), 0);
+    assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+    assert_non_null(raft_fixture_rd_msg(&rd, RAFT_MSG_VOTE, 1));
+    assert_int_equal(raft_role(r), RAFT_ROLE_PRE_CANDIDATE);
+    raft_free(r);
+}
+
 static void test_leader_cut_off_from_majority_steps_down(void **s)
 {
     struct raft_fixture *f = cluster(5, 3);
@@ -213,6 +251,7 @@ int main(void)
         cmocka_unit_test(
             test_isolated_follower_pre_votes_without_raising_its_term),
         cmocka_unit_test(test_sticky_follower_refuses_pre_vote_and_vote),
+        cmocka_unit_test(test_lost_leader_connection_ends_the_lease),
         cmocka_unit_test(test_leader_cut_off_from_majority_steps_down),
         cmocka_unit_test(test_huge_term_does_not_stop_elections),
         cmocka_unit_test(test_member_not_readmitted_never_campaigns_or_votes),
