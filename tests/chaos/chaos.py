@@ -477,7 +477,8 @@ def table(env_name, res):
               f"Consumers read {w['consumer_reads']} records and committed "
               f"{w['commits']} partition offsets; the drain read "
               f"{w['in_log']}."]
-    lines += [""] + [f"- {n}" for n in res.get("notes", [])] + [""]
+    if res.get("notes"):
+        lines += [""] + [f"- {n}" for n in res["notes"]] + [""]
     ch = res.get("controller_history")
     if ch and ch["members"] > 1:
         lines.append(f"Controller quorum: {ch['members']} members' applied "
