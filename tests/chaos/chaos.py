@@ -357,13 +357,15 @@ class Run:
         overlap = (None if t_new is None or t_down is None
                    else round(1000 * (t_down - t_new)))
         self.faults[-1]["overlap_ms"] = overlap
+        when = ("at an unknown time" if overlap is None else
+                f"{overlap} ms after that (it could commit nothing "
+                f"meanwhile: see the history comparison)" if overlap > 0
+                else f"{-overlap} ms before that (no overlap)")
         self.note(f"controller-isolate: controller {j} (term {old_term}) "
                   f"cut off from the other members stepped down; "
                   f"{seen['new']} active in term {seen['term']} "
                   f"{self.faults[-1]['effect_ms']} ms after the cut; the "
-                  f"deposed one stepped down {overlap} ms after that "
-                  f"(it could commit nothing meanwhile: see the history "
-                  f"comparison)")
+                  f"deposed one stepped down {when}")
 
     def note(self, text):
         self.notes.append(text)

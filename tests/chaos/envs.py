@@ -351,7 +351,7 @@ class ProcessEnv(Env):
             else:
                 controller_format(self.ctl_dir(j))
 
-    def start_controller(self, j=1, wait=True):
+    def start_controller(self, j=1):
         args = []
         if self.quorum:
             voters = ",".join(f"{k}@{a}" for k, a in self.ctl_addrs.items())
