@@ -12,6 +12,14 @@
 # $WEIR_SCRAM_DIR (default deploy/scram-users); existing ones are kept.
 # The image must exist (deploy/image/build-image.sh). Stop with
 # `docker-compose -f deploy/docker-compose.yml down` (-v drops the data).
+#
+# The first start formats the controllers (one-shot `weir-controller
+# --format` on each member's volume, one cluster id: $WEIR_CLUSTER_ID,
+# default weir-compose). It runs only when none of the project's controller
+# volumes exists: the cluster was never formed. A member whose volume was
+# lost later is NOT formatted again: it starts empty and rejoins the
+# quorum. The project is $COMPOSE_PROJECT_NAME (default: deploy, the
+# name docker-compose gives these files).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 files=(-f "$here/docker-compose.yml")
@@ -33,7 +41,30 @@ if [ "$scram" = 1 ]; then
     files+=(-f "$here/docker-compose.scram.yml")
     [ -f "$WEIR_SCRAM_DIR/users" ] || "$here/scram/make-users.sh" "$WEIR_SCRAM_DIR"
 fi
-docker-compose "${files[@]}" up -d "$@"
+export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-deploy}
+# With TLS the controller runs alone (the quorum's member-to-member link
+# has no TLS or SASL yet; docs/quorum.md): only controller1 is started.
+controllers=(controller1 controller2 controller3)
+services=()
+if [ "$tls" = 1 ]; then
+    controllers=(controller1)
+    services=(controller1 broker1 broker2 broker3)
+fi
+formed=0
+for c in controller1 controller2 controller3; do
+    if docker volume inspect "${COMPOSE_PROJECT_NAME}_$c-data" >/dev/null 2>&1; then
+        formed=1
+    fi
+done
+if [ "$formed" = 0 ]; then
+    for c in "${controllers[@]}"; do
+        echo "formatting $c (cluster id ${WEIR_CLUSTER_ID:-weir-compose})"
+        docker-compose "${files[@]}" run --rm --no-deps -T "$c" \
+            /usr/bin/weir-controller --format --data-dir /data \
+            --cluster-id "${WEIR_CLUSTER_ID:-weir-compose}" >/dev/null
+    done
+fi
+docker-compose "${files[@]}" up -d "$@" "${services[@]}"
 if [ "$scram" = 1 ]; then
     echo "log in as admin: set -a; . $WEIR_SCRAM_DIR/admin.env; set +a"
 fi

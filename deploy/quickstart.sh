@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Quick start: install dependencies, build, start a local cluster with data
+# Quick start: install dependencies, build, start a local cluster (three
+# controllers in a quorum and three brokers) with data
 # under ./data, and print how to produce and consume.
 set -euo pipefail
 cd "$(dirname "$0")/.."

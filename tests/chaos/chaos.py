@@ -17,11 +17,26 @@ the topic is drained from every partition, and the checker runs
 (history.py). A results table is printed and written as JSON; the exit
 status is 0 only if every rule held and every scenario ran.
 
+The controller runs as a quorum of three (one controller with TLS or
+SCRAM: no TLS between members yet, and the quorum scenarios are skipped
+there). controller-kill kills -9 the active controller (twice: the second
+time another member is active); controller-leader-kill kills the active
+controller and partition 0's leader together (in effect once the
+partition has a new leader); controller-wipe kills the active controller,
+empties its data dir and restarts it (it must rejoin and catch up);
+controller-isolate cuts the active controller off from the other members
+but not from brokers (it must step down and another become active in a
+higher term). After the run every member's applied metadata history
+(`event=applied` lines) must agree on the term of every index: a record
+of a deposed active controller applied anywhere would show as two terms.
+
 --env auto (the default) uses docker-compose when a Docker engine answers,
 else local processes. WEIR_KEEP_TMP=1 keeps the logs."""
 import argparse
+import calendar
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -37,7 +52,11 @@ OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_PARTS = 12
 
 SCENARIOS = ("leader-kill", "leader-stop", "leader-pause", "leader-isolate",
-             "controller-kill", "coordinator-kill", "all-brokers-kill")
+             "controller-kill", "controller-leader-kill", "controller-wipe",
+             "controller-isolate", "coordinator-kill", "all-brokers-kill")
+# need the controller quorum (not run with TLS: one controller there)
+QUORUM_SCENARIOS = ("controller-leader-kill", "controller-wipe",
+                    "controller-isolate")
 
 
 def fnv1a(s):
@@ -53,6 +72,7 @@ class Run:
         self.producers, self.consumers = [], []
         self.faults = []
         self.skipped = {}
+        self.notes = []
         self.generation = 0
 
     # -- workload -----------------------------------------------------
@@ -144,7 +164,8 @@ class Run:
                "duration_ms": round(1000 * (t_heal - t0)),
                "recovered_ms": round(1000 * (time.time() - t_heal))}
         self.faults.append(rec)
-        log(f"{name}: broker {victim}, partitions {parts}: in effect after "
+        who = victim if isinstance(victim, str) else f"broker {victim}"
+        log(f"{name}: {who}, partitions {parts}: in effect after "
             f"{rec['effect_ms']} ms, healed at {rec['duration_ms']} ms, "
             f"whole again {rec['recovered_ms']} ms later")
 
@@ -195,11 +216,160 @@ class Run:
                           lambda v: e.heal(v),
                           e.session_ms / 1000 + 3.0, part=3, fenced=True)
 
-    def s_controller_kill(self):
+    # -- the controller quorum -------------------------------------------
+    def active(self, timeout=30):
+        return wait_until("one active controller",
+                          self.env.active_controller, timeout, step=0.1)
+
+    def new_active(self, old):
+        """Another member active, and the brokers following it."""
         e = self.env
-        self.fault("controller-kill", "controller", list(range(PARTS)),
-                   e.kill_controller, lambda: not e.controller_running(),
-                   e.start_controller, 5.0)
+        if not e.quorum:
+            return True
+        j = e.active_controller()
+        if j in (None, old):
+            return False
+        want = e.ctl_addr_seen(j)
+        return self.env.state()["controller"] == want
+
+    def s_controller_kill(self):
+        """kill -9 of the active controller under load, twice (the second
+        time another member is active); in effect once another member is
+        active and the brokers follow it."""
+        e = self.env
+        for _ in range(2 if e.quorum else 1):
+            j = self.active()
+            self.fault("controller-kill", f"controller {j}",
+                       list(range(PARTS)), lambda: e.kill_controller(j),
+                       lambda: not e.controller_running(j)
+                       and self.new_active(j),
+                       lambda: e.start_controller(j), 5.0)
+
+    def s_controller_leader_kill(self):
+        """The active controller and the leader of partition 0 killed
+        together: in effect once the partition has a new leader (elected
+        by the new active controller); that time is the row's "in effect
+        after"."""
+        e = self.env
+        j = self.active()
+        victim = self.parts()[0]["leader"]
+        parts = self.led_by(victim)
+
+        def kill():
+            e.kill_controller(j)
+            e.kill(victim)
+
+        def heal():
+            e.start_controller(j)
+            e.restart(victim)
+        self.fault("controller-leader-kill",
+                   f"controller {j} + broker {victim}", parts, kill,
+                   lambda: not e.running(victim) and
+                   not e.controller_running(j) and
+                   self.moved_from(victim, parts), heal, 2.0)
+        self.note(f"controller-leader-kill: controller {j} and broker "
+                  f"{victim} killed together; partitions {parts} led "
+                  f"again {self.faults[-1]['effect_ms']} ms later")
+
+    def s_controller_wipe(self):
+        """The active controller killed, its data dir emptied, restarted:
+        it rejoins (event=quorum_rejoin) and catches up with what the
+        active member had applied when it came back."""
+        e = self.env
+        j = self.active()
+        target = {}
+
+        def inject():
+            e.kill_controller(j)
+            wait_until(f"controller {j} down",
+                       lambda: not e.controller_running(j), 30)
+            e.wipe_controller(j)
+
+        t_heal0 = [0.0]
+
+        def heal():
+            t_heal0[0] = time.time()
+            e.start_controller(j)
+            wait_until(f"controller {j} rejoins",
+                       lambda: e.ctl_log(j).count("event=quorum_rejoin")
+                       > before_rejoins, 30, step=0.2)
+            k = self.active()
+            target["index"] = e.applied_max(k)
+            wait_until(f"controller {j} catches up to index "
+                       f"{target['index']}",
+                       lambda: e.applied_max(j) >= target["index"], 60,
+                       step=0.2)
+            self.note(f"controller-wipe: controller {j} wiped, rejoined "
+                      f"(event=quorum_rejoin) and applied up to "
+                      f"{e.applied_max(j)} (the active {k}: "
+                      f"{target['index']}) {time.time() - t_heal0[0]:.1f} s "
+                      f"after its restart")
+        before_rejoins = e.ctl_log(j).count("event=quorum_rejoin")
+        self.fault("controller-wipe", f"controller {j}", list(range(PARTS)),
+                   inject, lambda: not e.controller_running(j)
+                   and self.new_active(j), heal, 3.0)
+
+    def s_controller_isolate(self):
+        """The active controller cut off from the other members but not
+        from the brokers: it must step down (event=no_longer_active) and
+        another become active in a higher term; no record of the deposed
+        term proposed after the cut may be applied anywhere (checked at
+        the end: every member's applied history agrees)."""
+        e = self.env
+        if not e.can_cut_controllers():
+            self.skipped["controller-isolate"] = (
+                "needs network namespaces (root, iproute2, nsenter)")
+            return
+        j = self.active()
+        text = e.ctl_log(j)
+        terms = re.findall(r"event=active_controller term=(\d+)", text)
+        old_term = int(terms[-1]) if terms else 0
+        downs = text.count("event=no_longer_active")
+        seen = {}
+
+        def effect():
+            t = e.ctl_log(j)
+            if t.count("event=no_longer_active") <= downs:
+                return False
+            k = next((x for x in e.active_controllers() if x != j), None)
+            if k is None:
+                return False
+            nt = re.findall(r"event=active_controller term=(\d+)",
+                            e.ctl_log(k))
+            if not nt or int(nt[-1]) <= old_term:
+                return False
+            seen.update(new=k, term=int(nt[-1]))
+            return True
+
+        def heal():
+            e.heal_controller(j)
+            if j in e.active_controllers():
+                raise AssertionError(f"controller {j} still active after "
+                                     f"the cut")
+        self.fault("controller-isolate", f"controller {j}",
+                   list(range(PARTS)), lambda: e.cut_controller(j), effect,
+                   heal, 3.0)
+        # how long the deposed one still believed itself active after the
+        # new one became active (check-quorum); it could not commit then
+        t_new = log_time(e.ctl_log(seen["new"]),
+                         f"event=active_controller term={seen['term']} ")
+        t_down = log_time(e.ctl_log(j), "event=no_longer_active", last=True)
+        overlap = (None if t_new is None or t_down is None
+                   else round(1000 * (t_down - t_new)))
+        self.faults[-1]["overlap_ms"] = overlap
+        when = ("at an unknown time" if overlap is None else
+                f"{overlap} ms after that (it could commit nothing "
+                f"meanwhile: see the history comparison)" if overlap > 0
+                else f"{-overlap} ms before that (no overlap)")
+        self.note(f"controller-isolate: controller {j} (term {old_term}) "
+                  f"cut off from the other members stepped down; "
+                  f"{seen['new']} active in term {seen['term']} "
+                  f"{self.faults[-1]['effect_ms']} ms after the cut; the "
+                  f"deposed one stepped down {when}")
+
+    def note(self, text):
+        self.notes.append(text)
+        log(text)
 
     def s_coordinator_kill(self):
         e = self.env
@@ -270,6 +440,20 @@ class Run:
         return got
 
 
+def log_time(text, mark, last=False):
+    """The ts= of the first (or last) line holding mark, as epoch
+    seconds."""
+    lines = [ln for ln in text.splitlines() if mark in ln]
+    if not lines:
+        return None
+    m = re.search(r"ts=(\S+?)Z", lines[-1] if last else lines[0])
+    if not m:
+        return None
+    return calendar.timegm(time.strptime(m.group(1)[:19],
+                                         "%Y-%m-%dT%H:%M:%S")) + float(
+        "0" + m.group(1)[19:])
+
+
 def table(env_name, res):
     lines = [f"Weir chaos run ({env_name}), {res['date']}, commit "
              f"{res['commit']}", ""]
@@ -295,6 +479,14 @@ def table(env_name, res):
               f"Consumers read {w['consumer_reads']} records and committed "
               f"{w['commits']} partition offsets; the drain read "
               f"{w['in_log']}."]
+    if res.get("notes"):
+        lines += [""] + [f"- {n}" for n in res["notes"]] + [""]
+    ch = res.get("controller_history")
+    if ch and ch["members"] > 1:
+        lines.append(f"Controller quorum: {ch['members']} members' applied "
+                     f"histories compared over {ch['indexes']} indexes: "
+                     + ("they agree." if not ch["problems"] else
+                        f"{len(ch['problems'])} disagreements."))
     v = res["violations"]
     lines.append("Checks: " + ", ".join(
         f"{r} {v.get(r, 0)}" for r in history.RULES) + ". Result: "
@@ -330,6 +522,8 @@ def summarize(run, summary):
                 "victim", "partitions", "inject_ms", "effect_ms", "duration_ms",
                 "recovered_ms", "unavailable_ms", "commit_gap_ms",
                 "acks_during", "polls_during", "commits_during")}
+                | ({"overlap_ms": f["overlap_ms"]} if "overlap_ms" in f
+                   else {})
                 for f in fs],
         }
     return out
@@ -388,11 +582,16 @@ def main():
             if s not in chosen:
                 continue
             log(f"== {s}")
+            if s in QUORUM_SCENARIOS and not env.quorum:
+                run.skipped[s] = ("one controller with TLS (no TLS between "
+                                  "quorum members yet)")
+                continue
             fn = getattr(run, "s_" + s.replace("-", "_"))
             fn(a.kills) if s == "leader-kill" else fn()
         run.finish()
         n = sum(p.sent for p in run.producers)
         drain = run.drain(run.acked())
+        ctl_texts = {j: env.ctl_log(j) for j in env.controller_ids()}
     finally:
         for p in run.producers:
             if p.alive():
@@ -402,6 +601,11 @@ def main():
                 c.proc.kill()
         env.down()
     bad, summary = history.check(run.producers, run.consumers, drain, PARTS)
+    # every member's applied metadata history must agree (no record of a
+    # deposed active controller applied where another term's record is)
+    n_idx, ctl_problems = envs.compare_histories(ctl_texts)
+    if env.quorum and n_idx == 0:
+        ctl_problems.append("no member logged an applied entry")
     res = {
         "env": env.name, "tls": env.tls, "scram": a.scram,
         "describe": env.describe(),
@@ -413,11 +617,15 @@ def main():
         "violations": summary["violations"],
         "examples": summary["examples"],
         "scenarios": summarize(run, summary),
+        "notes": run.notes,
     }
     missing = [s for s in chosen if s not in res["scenarios"]]
     res["daemon_problems"] = list(env.problems)
+    res["controller_history"] = {
+        "members": len(ctl_texts), "indexes": n_idx,
+        "problems": ctl_problems}
     res["pass"] = (bad.total() == 0 and not missing and n > 0
-                   and not env.problems)
+                   and not env.problems and not ctl_problems)
     print(table(env.name + (", TLS + SCRAM" if a.scram else
                             ", mutual TLS" if a.tls else ""), res),
           flush=True)
@@ -427,6 +635,8 @@ def main():
         log(f"scenarios that did not run: {missing}")
     for pr in env.problems:
         log(f"daemon problem: {pr}")
+    for pr in ctl_problems:
+        log(f"controller history: {pr}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

@@ -1,14 +1,25 @@
 """Where the chaos harness runs its cluster, and how it injects faults.
 
-ProcessEnv: a weir-controller and three weir-brokers as local processes.
-Run as root with iproute2, each broker gets its own network namespace on a
-private bridge, so "cut a broker off" is its link going down (the same
-fault as `docker network disconnect`); without that the partition scenario
-is skipped and said so. Kill is SIGKILL, stop is SIGTERM, pause SIGSTOP.
+ProcessEnv: a quorum of three weir-controllers and three weir-brokers as
+local processes. Run as root with iproute2, each broker and each controller
+gets its own network namespace on a private bridge, so "cut a broker off"
+is its link going down (the same fault as `docker network disconnect`) and
+"cut a controller off from the other controllers" is blackhole routes to
+their addresses in its namespace and to its address in theirs (brokers
+still reach it); without namespaces those scenarios are skipped and said
+so. Kill is SIGKILL, stop is SIGTERM, pause SIGSTOP.
 
-ComposeEnv: deploy/docker-compose.yml, with the image built from this
-build; faults are docker kill / stop / pause / unpause / network disconnect
-and connect. Both give the harness the same methods."""
+ComposeEnv: deploy/docker-compose.yml (started by deploy/compose-up.sh,
+which formats the controllers once), with the image built from this build;
+faults are docker kill / stop / pause / unpause / network disconnect and
+connect, and for a controller cut off from the others the same blackhole
+routes inside the containers' network namespaces (nsenter): a member's
+voter address is also the one brokers are sent to, so a compose network
+cut would cut brokers off too. Both give the harness the same methods.
+
+With TLS (and TLS + SCRAM) the controller runs alone: the quorum's
+member-to-member link has no TLS or SASL yet (docs/quorum.md)."""
+import re
 import os
 import random
 import shutil
@@ -27,6 +38,41 @@ from weirtest import (BROKER_BIN, BUILD, CLI_BIN, CONTROLLER_BIN,  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 IDS = (1, 2, 3)
+CIDS = (1, 2, 3)  # controller quorum members
+
+
+def applied_history(text):
+    """{index: term} from a member's `event=applied from= to= term=` lines
+    (an index applied twice with two terms -> the pair in .conflicts)."""
+    hist, conflicts = {}, []
+    for a, b, t in re.findall(r"event=applied from=(\d+) to=(\d+) term=(\d+)",
+                              text):
+        for i in range(int(a), int(b) + 1):
+            if hist.setdefault(i, int(t)) != int(t):
+                conflicts.append((i, hist[i], int(t)))
+    return hist, conflicts
+
+
+def compare_histories(texts):
+    """Every member's applied history must agree on the term of every
+    index any two applied: returns (indexes compared, [problems])."""
+    hs, problems = {}, []
+    for j, text in texts.items():
+        h, c = applied_history(text)
+        hs[j] = h
+        problems += [f"controller {j} applied index {i} at terms {a} and "
+                     f"{b}" for i, a, b in c[:5]]
+    seen = {}
+    for j, h in hs.items():
+        for i, t in h.items():
+            if i in seen and seen[i][1] != t:
+                if len(problems) < 20:
+                    problems.append(f"index {i}: term {seen[i][1]} on "
+                                    f"controller {seen[i][0]}, term {t} on "
+                                    f"controller {j}")
+            else:
+                seen.setdefault(i, (j, t))
+    return len(seen), problems
 
 
 def run(*cmd, timeout=120, check=True, env=None):
@@ -107,6 +153,43 @@ class Env:
         return a + ["--bootstrap-users-file",
                     os.path.join(self.scram_dir, "users")]
 
+    quorum = True
+
+    def controller_ids(self):
+        return CIDS if self.quorum else (1,)
+
+    def member_states(self, j):
+        """The member_state values ("true"/"false") member j logged since
+        its last start, in order (a member starts inactive)."""
+        text = self.ctl_log(j)
+        start = text.rfind("event=quorum_start")
+        return re.findall(r"event=member_state active=(\w+)",
+                          text[max(start, 0):])
+
+    def active_controllers(self):
+        """Running members whose last member_state line says active."""
+        ids = []
+        for j in self.controller_ids():
+            if not self.controller_running(j):
+                continue
+            st = self.member_states(j)
+            if (st and st[-1] == "true") or not self.quorum:
+                ids.append(j)
+        return ids
+
+    def active_controller(self):
+        ids = self.active_controllers()
+        return ids[0] if len(ids) == 1 else None
+
+    def applied_max(self, j):
+        """Highest index member j applied or installed (its log)."""
+        text = self.ctl_log(j)
+        ends = [int(x) for x in re.findall(r"event=applied from=\d+ to=(\d+)",
+                                           text)]
+        ends += [int(x) for x in re.findall(
+            r"event=snapshot_installed index=(\d+)", text)]
+        return max(ends, default=0)
+
     def variant(self):
         if self.scram:
             return "TLS + SCRAM logins and ACLs everywhere"
@@ -140,6 +223,9 @@ class ProcessEnv(Env):
         self.procs = {}
         self.logs = {}
         self.problems = []
+        self.quorum = not self.tls
+        self.cluster_id = f"chaos{os.getpid()}"
+        self.cuts = {}
         self.tag = f"wc{os.getpid() % 100000}"
         self.fwd_rule = None
         if self.netns:
@@ -152,11 +238,22 @@ class ProcessEnv(Env):
                 self.netns = False
         if not self.netns:
             self.host = "127.0.0.1"
-            self.ctl_addr = f"127.0.0.1:{weirtest.free_port()}"
+            self.ctl_addrs = {j: f"127.0.0.1:{weirtest.free_port()}"
+                              for j in self.controller_ids()}
             self.addrs = {i: f"127.0.0.1:{weirtest.free_port()}" for i in IDS}
 
-    # a bridge in this namespace with the controller on it; one namespace
-    # and one veth pair per broker
+    def _ns_up(self, ns, h, ip):
+        run("ip", "netns", "add", ns)
+        run("ip", "link", "add", h, "type", "veth", "peer", "name",
+            "eth0", "netns", ns)
+        run("ip", "link", "set", h, "master", self.br, "up")
+        run("ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", "eth0")
+        run("ip", "-n", ns, "link", "set", "eth0", "up")
+        run("ip", "-n", ns, "link", "set", "lo", "up")
+
+    # a bridge in this namespace; one namespace and one veth pair per
+    # broker and per controller (a single controller, with TLS, stays
+    # here on the bridge's address)
     def _net_up(self):
         sub = f"10.{random.randint(64, 127)}.{random.randint(0, 255)}"
         self.br = f"{self.tag}br"
@@ -164,19 +261,19 @@ class ProcessEnv(Env):
         run("ip", "addr", "add", f"{sub}.1/24", "dev", self.br)
         run("ip", "link", "set", self.br, "up")
         self.host = f"{sub}.1"
-        self.ctl_addr = f"{sub}.1:{weirtest.free_port()}"
         self.addrs = {}
         for i in IDS:
-            ns, h = f"{self.tag}n{i}", f"{self.tag}h{i}"
-            run("ip", "netns", "add", ns)
-            run("ip", "link", "add", h, "type", "veth", "peer", "name",
-                "eth0", "netns", ns)
-            run("ip", "link", "set", h, "master", self.br, "up")
-            run("ip", "-n", ns, "addr", "add", f"{sub}.{10 + i}/24", "dev",
-                "eth0")
-            run("ip", "-n", ns, "link", "set", "eth0", "up")
-            run("ip", "-n", ns, "link", "set", "lo", "up")
+            self._ns_up(f"{self.tag}n{i}", f"{self.tag}h{i}",
+                        f"{sub}.{10 + i}")
             self.addrs[i] = f"{sub}.{10 + i}:9092"
+        if not self.quorum:
+            self.ctl_addrs = {1: f"{sub}.1:{weirtest.free_port()}"}
+        else:
+            self.ctl_addrs = {}
+            for j in CIDS:
+                self._ns_up(f"{self.tag}c{j}", f"{self.tag}k{j}",
+                            f"{sub}.{20 + j}")
+                self.ctl_addrs[j] = f"{sub}.{20 + j}:9090"
         # a Docker engine sets FORWARD to DROP and may filter bridged
         # traffic: let this bridge's own traffic through while we run
         if shutil.which("iptables"):
@@ -190,6 +287,9 @@ class ProcessEnv(Env):
         for i in IDS:
             run("ip", "netns", "del", f"{self.tag}n{i}", check=False)
             run("ip", "link", "del", f"{self.tag}h{i}", check=False)
+        for j in CIDS:
+            run("ip", "netns", "del", f"{self.tag}c{j}", check=False)
+            run("ip", "link", "del", f"{self.tag}k{j}", check=False)
         run("ip", "link", "del", f"{self.tag}br", check=False)
 
     def bootstrap(self, but=()):
@@ -198,9 +298,15 @@ class ProcessEnv(Env):
     def can_isolate(self):
         return self.netns
 
+    def can_cut_controllers(self):
+        return self.netns and self.quorum
+
     def describe(self):
-        return ("local processes, " + ("a network namespace per broker"
-                                       if self.netns else "loopback")
+        return ("local processes, " + (
+            "three controllers in a quorum" if self.quorum else
+            "one controller") + ", " + (
+                "a network namespace per broker and controller"
+                if self.netns else "loopback")
                 + (", " + self.variant() if self.tls else ""))
 
     def _spawn(self, key, cmd, ns=None):
@@ -222,19 +328,47 @@ class ProcessEnv(Env):
             time.sleep(0.05)
         raise RuntimeError(f"{key} did not start")
 
-    def start_controller(self):
-        controller_format(os.path.join(self.tmp, "controller"))
-        self._spawn("controller", [
-            CONTROLLER_BIN, "--listen", self.ctl_addr, "--data-dir",
-            os.path.join(self.tmp, "controller"),
-            "--session-timeout-ms", str(self.session_ms)]
-            + self.tls_args("controller") + self.scram_args(False))
+    def ctl_addr_seen(self, j):
+        return self.ctl_addrs[j]
+
+    def ctl_dir(self, j):
+        return os.path.join(self.tmp, f"controller{j}")
+
+    def ctl_log(self, j):
+        try:
+            with open(os.path.join(self.tmp, f"controller{j}.log"),
+                      errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def format_controllers(self):
+        """Once, before the first start: every member, one cluster id."""
+        for j in self.controller_ids():
+            if self.quorum:
+                run(CONTROLLER_BIN, "--format", "--data-dir", self.ctl_dir(j),
+                    "--cluster-id", self.cluster_id)
+            else:
+                controller_format(self.ctl_dir(j))
+
+    def start_controller(self, j=1):
+        args = []
+        if self.quorum:
+            voters = ",".join(f"{k}@{a}" for k, a in self.ctl_addrs.items())
+            args = ["--id", str(j), "--voters", voters, "--cluster-id",
+                    self.cluster_id]
+        ns = f"{self.tag}c{j}" if self.netns and self.quorum else None
+        self._spawn(f"controller{j}", [
+            CONTROLLER_BIN, "--listen", self.ctl_addrs[j], "--data-dir",
+            self.ctl_dir(j),
+            "--session-timeout-ms", str(self.session_ms)] + args
+            + self.tls_args("controller") + self.scram_args(False), ns=ns)
 
     def start(self, i):
         ns = f"{self.tag}n{i}" if self.netns else None
         self._spawn(f"broker{i}", [
             BROKER_BIN, "--id", str(i), "--listen", self.addrs[i],
-            "--controller", self.ctl_addr, "--data-dir",
+            "--controller", ",".join(self.ctl_addrs.values()), "--data-dir",
             os.path.join(self.tmp, f"broker{i}"),
             "--replica-lag-time-max-ms", "2000"]
             + self.tls_args(f"broker{i}") + self.scram_args(True), ns=ns)
@@ -243,7 +377,7 @@ class ProcessEnv(Env):
         if self.tls:
             def san(addr):
                 return f"IP:{addr.rsplit(':', 1)[0]}"
-            self.make_certs([f"controller={san(self.ctl_addr)}"]
+            self.make_certs([f"controller={san(self.ctl_addrs[1])}"]
                             + [f"broker{i}={san(a)}"
                                for i, a in self.addrs.items()]
                             + ["client="])
@@ -254,7 +388,9 @@ class ProcessEnv(Env):
                     if ln.startswith("WEIR_SASL_PASSWORD="):
                         os.environ["WEIR_SASL_PASSWORD"] = \
                             ln.strip().split("=", 1)[1]
-        self.start_controller()
+        self.format_controllers()
+        for j in self.controller_ids():
+            self.start_controller(j)
         for i in IDS:
             self.start(i)
 
@@ -281,8 +417,8 @@ class ProcessEnv(Env):
         p = self.procs.get(f"broker{i}")
         return p is not None and p.poll() is None
 
-    def controller_running(self):
-        p = self.procs.get("controller")
+    def controller_running(self, j=1):
+        p = self.procs.get(f"controller{j}")
         return p is not None and p.poll() is None
 
     def kill(self, i):
@@ -303,8 +439,33 @@ class ProcessEnv(Env):
     def heal(self, i):
         run("ip", "link", "set", f"{self.tag}h{i}", "up")
 
-    def kill_controller(self):
-        return self._signal("controller", signal.SIGKILL)
+    def kill_controller(self, j=1):
+        return self._signal(f"controller{j}", signal.SIGKILL)
+
+    def wipe_controller(self, j):
+        """The member's data dir lost (it is down): emptied."""
+        shutil.rmtree(self.ctl_dir(j))
+        os.makedirs(self.ctl_dir(j))
+
+    def _ctl_ip(self, j):
+        return self.ctl_addrs[j].rsplit(":", 1)[0]
+
+    def cut_controller(self, j):
+        """Member j cut off from the other members, not from brokers:
+        blackhole routes both ways, in their namespaces."""
+        self.cuts[j] = []
+        for k in CIDS:
+            if k == j:
+                continue
+            for ns, ip in ((f"{self.tag}c{j}", self._ctl_ip(k)),
+                           (f"{self.tag}c{k}", self._ctl_ip(j))):
+                run("ip", "-n", ns, "route", "add", "blackhole", f"{ip}/32")
+                self.cuts[j].append((ns, ip))
+
+    def heal_controller(self, j):
+        for ns, ip in self.cuts.pop(j, []):
+            run("ip", "-n", ns, "route", "del", "blackhole", f"{ip}/32",
+                check=False)
 
     def restart(self, i):
         self.start(i)
@@ -314,7 +475,8 @@ class ProcessEnv(Env):
         0, leak checks included in a sanitizer build), then the logs are
         searched for sanitizer reports."""
         # brokers first: their controlled shutdown needs the controller
-        for key in sorted(self.procs, key=lambda k: k == "controller"):
+        for key in sorted(self.procs,
+                          key=lambda k: k.startswith("controller")):
             p = self.procs[key]
             if p.poll() is None:
                 p.send_signal(signal.SIGCONT)
@@ -352,6 +514,9 @@ class ComposeEnv(Env):
         self.ips = {i: f"172.28.0.{10 + i}" for i in IDS}
         self.network = f"{self.project}_weir"
         self.problems = []
+        self.quorum = not self.tls
+        self.ctl_ips = {j: f"172.28.0.{10 * j}" for j in CIDS}
+        self.cuts = {}
 
     @staticmethod
     def available():
@@ -368,7 +533,9 @@ class ComposeEnv(Env):
         return None
 
     def describe(self):
-        return ("docker-compose (deploy/docker-compose.yml" +
+        return ("docker-compose (deploy/docker-compose.yml, " +
+                ("three controllers in a quorum" if self.quorum else
+                 "one controller") +
                 (" + docker-compose.tls.yml" if self.tls else "") +
                 (" + docker-compose.scram.yml" if self.scram else "") +
                 (": " + self.variant() + ")" if self.tls else ")"))
@@ -378,6 +545,9 @@ class ComposeEnv(Env):
 
     def can_isolate(self):
         return True
+
+    def can_cut_controllers(self):
+        return self.quorum and shutil.which("nsenter") is not None
 
     def compose(self, *args, timeout=300, check=True):
         env = dict(os.environ, WEIR_IMAGE=self.image)
@@ -403,7 +573,20 @@ class ComposeEnv(Env):
             self.make_certs()
         if self.scram:
             self.make_users()
-        self.compose("up", "-d")
+        # formats the controllers once, then `up -d` (with TLS: controller1
+        # alone and the brokers)
+        env = dict(os.environ, WEIR_IMAGE=self.image,
+                   COMPOSE_PROJECT_NAME=self.project,
+                   WEIR_CLUSTER_ID=self.project)
+        args = []
+        if self.tls:
+            env["WEIR_TLS_DIR"] = self.tls_dir
+            args = ["--tls"]
+        if self.scram:
+            env["WEIR_SCRAM_DIR"] = self.scram_dir
+            args = ["--scram"]
+        run(os.path.join(ROOT, "deploy", "compose-up.sh"), *args, env=env,
+            timeout=300)
 
     def docker(self, *args, check=True):
         return run("docker", *args, check=check, timeout=60)
@@ -417,8 +600,18 @@ class ComposeEnv(Env):
     def running(self, i):
         return self._state(self.container(i))[:1] == ["true"]
 
-    def controller_running(self):
-        return self._state(f"{self.project}_controller_1")[:1] == ["true"]
+    def ctl_addr_seen(self, j):
+        return f"{self.ctl_ips[j]}:9090"
+
+    def ctl_container(self, j):
+        return f"{self.project}_controller{j}_1"
+
+    def controller_running(self, j=1):
+        return self._state(self.ctl_container(j))[:1] == ["true"]
+
+    def ctl_log(self, j):
+        p = self.docker("logs", self.ctl_container(j), check=False)
+        return (p.stdout + p.stderr).decode(errors="replace")
 
     def kill(self, i):
         self.docker("kill", self.container(i))
@@ -452,27 +645,65 @@ class ComposeEnv(Env):
         self.docker("network", "connect", "--ip", self.ips[i], self.network,
                     self.container(i))
 
-    def kill_controller(self):
-        self.docker("kill", f"{self.project}_controller_1")
+    def kill_controller(self, j=1):
+        self.docker("kill", self.ctl_container(j))
         return True
 
-    def start_controller(self):
-        self.docker("start", f"{self.project}_controller_1")
+    def start_controller(self, j=1):
+        self.docker("start", self.ctl_container(j))
+
+    def wipe_controller(self, j):
+        """The member's volume lost (it is down): emptied in place, from
+        the host."""
+        p = self.docker("volume", "inspect", "-f", "{{.Mountpoint}}",
+                        f"{self.project}_controller{j}-data")
+        mnt = p.stdout.decode().strip()
+        for name in os.listdir(mnt):
+            path = os.path.join(mnt, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path)
+            else:
+                os.unlink(path)
+
+    def _nsenter(self, j, *cmd, check=True):
+        pid = self.docker("inspect", "-f", "{{.State.Pid}}",
+                          self.ctl_container(j)).stdout.decode().strip()
+        return run("nsenter", "-t", pid, "-n", *cmd, check=check)
+
+    def cut_controller(self, j):
+        """Member j cut off from the other members, not from brokers:
+        blackhole routes both ways inside the containers' namespaces."""
+        self.cuts[j] = []
+        for k in CIDS:
+            if k == j:
+                continue
+            for c, ip in ((j, self.ctl_ips[k]), (k, self.ctl_ips[j])):
+                self._nsenter(c, "ip", "route", "add", "blackhole",
+                              f"{ip}/32")
+                self.cuts[j].append((c, ip))
+
+    def heal_controller(self, j):
+        for c, ip in self.cuts.pop(j, []):
+            self._nsenter(c, "ip", "route", "del", "blackhole", f"{ip}/32",
+                          check=False)
 
     def restart(self, i):
         self.docker("start", self.container(i))
 
     def down(self):
         if os.environ.get("WEIR_KEEP_TMP") == "1":
-            for s in ("controller", "broker1", "broker2", "broker3"):
+            for s in [f"controller{j}" for j in self.controller_ids()] + [
+                    "broker1", "broker2", "broker3"]:
                 p = self.compose("logs", "--no-color", "--tail", "200", s,
                                  check=False)
                 log(f"--- {s} ---\n{p.stdout.decode()[-20000:]}")
         # a clean stop of everything (brokers before the controller they
         # depend on) must exit 0
+        self.compose("stop", "-t", "20", *[f"broker{i}" for i in IDS],
+                     check=False)
         self.compose("stop", "-t", "20", check=False)
         for name in [self.container(i) for i in IDS] + [
-                f"{self.project}_controller_1"]:
+                self.ctl_container(j) for j in self.controller_ids()]:
             rc = self._exit_code(name)
             if rc != "0":
                 self.problems.append(f"{name} exited {rc} on docker-compose "

@@ -176,5 +176,39 @@ class CheckerTest(unittest.TestCase):
         self.assertEqual((m["acks_during"], m["polls_during"]), (2, 1))
 
 
+class ControllerHistoryTest(unittest.TestCase):
+    """envs.compare_histories: members' event=applied lines."""
+
+    @staticmethod
+    def lines(*runs):
+        return "\n".join(f"ts=x level=info sub=controller event=applied "
+                         f"from={a} to={b} term={t}" for a, b, t in runs)
+
+    def test_agreeing_members_pass(self):
+        import envs
+        n, problems = envs.compare_histories({
+            1: self.lines((1, 5, 1), (6, 9, 2)),
+            2: self.lines((1, 3, 1), (4, 5, 1), (6, 7, 2)),
+            # a wiped member: its old history, then from a snapshot on
+            3: self.lines((1, 4, 1)) + "\nevent=snapshot_installed "
+            "index=7 term=2\n" + self.lines((8, 9, 2))})
+        self.assertEqual((n, problems), (9, []))
+
+    def test_a_deposed_term_applied_is_found(self):
+        import envs
+        n, problems = envs.compare_histories({
+            1: self.lines((1, 5, 1), (6, 6, 2)),
+            2: self.lines((1, 5, 1), (6, 7, 3))})
+        self.assertEqual(n, 7)
+        self.assertEqual(len(problems), 1)
+        self.assertIn("index 6", problems[0])
+
+    def test_one_member_applying_two_terms_at_an_index(self):
+        import envs
+        _, problems = envs.compare_histories({
+            1: self.lines((1, 3, 1), (3, 4, 2))})
+        self.assertEqual(len(problems), 1)
+
+
 if __name__ == "__main__":
     sys.exit(0 if unittest.main(exit=False).result.wasSuccessful() else 1)

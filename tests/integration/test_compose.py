@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The container image and the docker-compose cluster: build the image from
-the binaries of this build (no registry), start deploy/docker-compose.yml,
-and from the host see a controller and three live brokers with `weir
+the binaries of this build (no registry), start deploy/docker-compose.yml
+with deploy/compose-up.sh (which formats the three controllers once), and
+from the host see an active controller and three live brokers with `weir
 cluster` within 30 s, produce and consume through a consumer group, then a
-`docker kill` of a broker fences it and its partitions keep a leader.
+`docker kill` of a broker fences it and its partitions keep a leader, and a
+`docker kill` of the active controller moves the role to another member.
 Skipped (exit 0, said on stdout) without a Docker engine, without
 docker-compose, or in a sanitizer build (its binaries expect the sanitizer
 runtime's environment). Every wait is bounded in time."""
@@ -59,7 +61,9 @@ def main():
     run(os.path.join(ROOT, "deploy", "image", "build-image.sh"), env=env)
     try:
         t0 = time.time()
-        compose("up", "-d")
+        run(os.path.join(ROOT, "deploy", "compose-up.sh"),
+            env=dict(os.environ, WEIR_IMAGE=IMAGE,
+                     COMPOSE_PROJECT_NAME=PROJECT))
 
         def three_alive():
             p = weir("cluster", check=False, timeout=20)
@@ -90,6 +94,22 @@ def main():
             return out if ok else None
         wait_until("broker 1 fenced, every partition led", fenced, 20)
         log("docker kill of broker 1: fenced, every partition has a leader")
+        ctl = {"172.28.0.10:9090": 1, "172.28.0.20:9090": 2,
+               "172.28.0.30:9090": 3}
+
+        def active():
+            p = run(CLI_BIN, "--bootstrap", "127.0.0.1:9093", "cluster",
+                    check=False, timeout=20)
+            for ln in p.stdout.decode().splitlines():
+                if ln.startswith("controller:"):
+                    return ctl.get(ln.split(":", 1)[1].strip())
+            return None
+        first = wait_until("an active controller", active, 20)
+        run("docker", "kill", f"{PROJECT}_controller{first}_1")
+        new = wait_until("another active controller",
+                         lambda: (lambda a: a if a not in (None, first)
+                                  else None)(active()), 30, step=0.5)
+        log(f"docker kill of active controller {first}: {new} is active")
     finally:
         compose("down", "-v", check=False)
         run("docker", "image", "rm", IMAGE, check=False)
