@@ -169,7 +169,8 @@ struct raft_ready {
     const struct raft_msg *msgs;
     uint32_t n_committed; /* to apply, in order */
     const struct raft_entry *committed;
-    uint64_t next_tick_ms; /* deliver raft_tick no later than this */
+    uint64_t next_tick_ms; /* deliver raft_tick no later than this (a change
+                              of it alone makes a ready) */
 };
 
 struct raft; /* opaque */

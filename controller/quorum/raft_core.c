@@ -419,22 +419,21 @@ int raft_snapshot_taken(struct raft *r, const struct raft_snapshot *snap)
     return 0;
 }
 
+static uint64_t raft_next_tick(const struct raft *r)
+{
+    /* a leader checks its quorum at every heartbeat (raft_check_quorum) */
+    return r->role == RAFT_ROLE_LEADER ? r->heartbeat_due_ms
+                                       : r->election_due_ms;
+}
+
+/* A moved timer is a ready too: raft_peer_lost brings the election
+ * forward without a message or a state change to persist, and the owner
+ * learns when to tick only from a ready. */
 bool raft_has_ready(const struct raft *r)
 {
     return r->hs_dirty || r->snap_install || r->truncate_from != 0 ||
            r->unstable <= raft_log_last(&r->log) || r->n_msgs > 0 ||
-           r->commit > r->applied;
-}
-
-static uint64_t raft_next_tick(const struct raft *r)
-{
-    uint64_t check;
-
-    if (r->role != RAFT_ROLE_LEADER) {
-        return r->election_due_ms;
-    }
-    check = r->quorum_check_ms + r->cfg.election_timeout_ms;
-    return r->heartbeat_due_ms < check ? r->heartbeat_due_ms : check;
+           r->commit > r->applied || raft_next_tick(r) != r->told_tick_ms;
 }
 
 int raft_ready(struct raft *r, struct raft_ready *rd)
@@ -476,6 +475,7 @@ int raft_ready(struct raft *r, struct raft_ready *rd)
         rd->n_committed = (uint32_t)(r->commit - r->applied);
     }
     rd->next_tick_ms = raft_next_tick(r);
+    r->told_tick_ms = rd->next_tick_ms;
     return 0;
 }
 

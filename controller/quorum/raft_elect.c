@@ -114,18 +114,30 @@ static int raft_campaign(struct raft *r, bool pre)
 /* Why only the followed leader, and why a delay: a member that lost the
  * leader's connection no longer counts as hearing it, so it grants
  * pre-votes (stickiness is about a leader it can hear) and campaigns
- * after RAFT_LOST_DELAY_MS..2x instead of a whole election timeout. The
- * others decide for themselves: one that still hears the leader refuses,
- * so a connection lost while the leader lives deposes nobody. */
+ * after a short delay instead of a whole election timeout. The others
+ * decide for themselves: one that still hears the leader refuses, so a
+ * connection lost while the leader lives deposes nobody. Why ranked: the
+ * survivors all see the process die at the same moment; with delays drawn
+ * from one short window, two of them sometimes pre-vote for each other
+ * before either asks for real votes, then split the vote and wait a whole
+ * election timeout (seen: 1.4 s instead of 0.1 s). Ordered by their place
+ * in the voter list (the lost leader skipped), the second asks
+ * RAFT_LOST_RANK_MS after the first, which has won by then unless its log
+ * is behind or it is gone too; then the second wins. */
 void raft_elect_peer_lost(struct raft *r, uint32_t id)
 {
     uint64_t due;
+    uint64_t rank = 0;
 
     if (r->role != RAFT_ROLE_FOLLOWER || r->leader != id || id == 0) {
         return;
     }
     r->heard_leader = false;
-    due = r->now_ms + RAFT_LOST_DELAY_MS + raft_rand(r) % RAFT_LOST_DELAY_MS;
+    for (uint32_t i = 0; i < r->self; i++) {
+        rank += r->cfg.voters[i] != id;
+    }
+    due = r->now_ms + RAFT_LOST_DELAY_MS + rank * RAFT_LOST_RANK_MS +
+          raft_rand(r) % RAFT_LOST_JITTER_MS;
     if (due < r->election_due_ms) {
         r->election_due_ms = due;
     }
@@ -235,14 +247,18 @@ int raft_step_vote_resp(struct raft *r, const struct raft_msg *m)
     return raft_become_leader(r);
 }
 
+/* Checked at every heartbeat, so a leader cut off from a majority steps
+ * down within a heartbeat interval of one election timeout after it last
+ * heard from one, about when the others can first elect another (they
+ * wait at least an election timeout without hearing it): brokers still
+ * talking to it are told NOT_CONTROLLER and look for the new one. (Safety
+ * does not rest on this: a deposed leader commits nothing.) Contact times
+ * start at the leader's election. */
 void raft_check_quorum(struct raft *r)
 {
     uint64_t window = r->cfg.election_timeout_ms;
     uint32_t heard = 1;
 
-    if (r->now_ms - r->quorum_check_ms < window) {
-        return;
-    }
     for (uint32_t i = 0; i < r->cfg.n_voters; i++) {
         if (i != r->self && r->now_ms - r->prs[i].contact_ms < window) {
             heard++;
@@ -251,7 +267,5 @@ void raft_check_quorum(struct raft *r)
     if (heard < raft_quorum(r)) {
         raft_become_follower(r, r->hs.term, 0);
         r->heard_leader = false;
-        return;
     }
-    r->quorum_check_ms = r->now_ms;
 }

@@ -14,8 +14,13 @@
 #define RAFT_READMIT_BYTES      12u /* u32be id | u64be nonce */
 /* Batches sent ahead of acknowledgement to a follower in replicate mode. */
 #define RAFT_MAX_INFLIGHT 4
-/* after the leader's connection is lost: campaign after 1x..2x this */
-#define RAFT_LOST_DELAY_MS 50
+/* after the leader's connection is lost, a follower campaigns after this
+ * plus RAFT_LOST_RANK_MS per surviving voter listed before it, plus up to
+ * RAFT_LOST_JITTER_MS: the survivors campaign one after another, so two of
+ * them rarely split the vote and wait a whole election timeout */
+#define RAFT_LOST_DELAY_MS  50
+#define RAFT_LOST_RANK_MS   100
+#define RAFT_LOST_JITTER_MS 25
 
 /* The in-memory log: the snapshot point, then dense entries whose data
  * bytes the log owns. Entries up to `durable` are on disk. */
@@ -75,7 +80,7 @@ struct raft {
     uint64_t heartbeat_due_ms;
     uint64_t leader_contact_ms; /* last message from the live leader */
     bool heard_leader;          /* leader_contact_ms is meaningful */
-    uint64_t quorum_check_ms;   /* leader: start of the check window */
+    uint64_t told_tick_ms;      /* next_tick_ms of the last ready */
 
     struct raft_log log;
     uint64_t durable;       /* last index on disk (after raft_advance) */

@@ -29,7 +29,6 @@ int raft_become_leader(struct raft *r)
     }
     r->role = RAFT_ROLE_LEADER;
     r->leader = r->cfg.id;
-    r->quorum_check_ms = r->now_ms;
     r->heartbeat_due_ms = r->now_ms + r->cfg.heartbeat_interval_ms;
     for (uint32_t i = 0; i < r->cfg.n_voters; i++) {
         struct raft_progress *p = &r->prs[i];

@@ -170,6 +170,9 @@ static void test_malformed_messages_change_nothing(void **s)
 
     (void)s;
     assert_int_equal(raft_fixture_one(1, 3, &hs, NULL, 0, &r), 0);
+    /* a new core's first ready says when to tick; nothing after it */
+    assert_true(raft_has_ready(r));
+    assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
     m = msg(RAFT_MSG_VOTE, 2, 1, UINT64_MAX); /* a term that would pin us */
     expect_malformed(r, &m);
     m = msg(RAFT_MSG_VOTE, 2, 1, RAFT_LIMIT);

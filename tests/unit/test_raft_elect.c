@@ -152,6 +152,55 @@ static void test_lost_leader_connection_ends_the_lease(void **s)
     raft_free(r);
 }
 
+/* The survivors of a lost leader campaign one after another in voter-list
+ * order (the lost leader skipped), so they do not split the vote. */
+static void test_lost_leader_survivors_campaign_in_turn(void **s)
+{
+    static const struct {
+        uint32_t self, lost;
+        uint64_t earliest; /* after the loss */
+    } cases[] = {
+        {1, 3, 50},  {2, 1, 50},  {2, 3, 150},
+        {3, 1, 150}, {3, 2, 150}, {1, 2, 50},
+    };
+    struct raft_msg hb;
+    struct raft_fixture_rd rd;
+    struct raft_ready full;
+    struct raft *r;
+
+    (void)s;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        uint64_t lost_at = 300;
+        uint64_t first = cases[c].earliest;
+        uint32_t other = 6 - cases[c].self - cases[c].lost;
+
+        hb = msg(RAFT_MSG_APPEND, cases[c].lost, cases[c].self, 1);
+        assert_int_equal(raft_fixture_one(cases[c].self, 3, NULL, NULL, 0, &r),
+                         0);
+        assert_int_equal(raft_step(r, &hb, 100), 0);
+        assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+        assert_int_equal(raft_peer_lost(r, cases[c].lost, lost_at), 0);
+        /* the owner learns of the earlier timer from a ready */
+        assert_true(raft_has_ready(r));
+        assert_int_equal(raft_ready(r, &full), 0);
+        assert_in_range(full.next_tick_ms, lost_at + first,
+                        lost_at + first + 24);
+        raft_advance(r, &full);
+        assert_false(raft_has_ready(r));
+        /* nothing before its turn */
+        assert_int_equal(raft_tick(r, lost_at + first - 1), 0);
+        assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+        assert_null(raft_fixture_rd_msg(&rd, RAFT_MSG_VOTE, other));
+        assert_int_equal(raft_role(r), RAFT_ROLE_FOLLOWER);
+        /* its pre-vote by the end of its turn's jitter */
+        assert_int_equal(raft_tick(r, lost_at + first + 25), 0);
+        assert_int_equal(raft_fixture_one_ready(r, &rd), 0);
+        assert_non_null(raft_fixture_rd_msg(&rd, RAFT_MSG_VOTE, other));
+        assert_int_equal(raft_role(r), RAFT_ROLE_PRE_CANDIDATE);
+        raft_free(r);
+    }
+}
+
 static void test_leader_cut_off_from_majority_steps_down(void **s)
 {
     struct raft_fixture *f = cluster(5, 3);
@@ -165,6 +214,27 @@ static void test_leader_cut_off_from_majority_steps_down(void **s)
     assert_int_not_equal(raft_role(raft_fixture_core(f, l)), RAFT_ROLE_LEADER);
     /* The majority side elected its own leader meanwhile. */
     assert_int_not_equal(raft_fixture_leader(f), RAFT_FIXTURE_NONE);
+    assert_null(raft_fixture_error(f));
+    raft_fixture_free(f);
+}
+
+/* Check-quorum runs at every heartbeat: a leader cut off from everyone
+ * stops leading about one election timeout after the cut, not two. */
+static void test_leader_steps_down_one_timeout_after_the_cut(void **s)
+{
+    struct raft_fixture *f = cluster(3, 5);
+    uint32_t l;
+
+    (void)s;
+    assert_true(raft_fixture_run_until_active(f, RAFT_FIXTURE_NONE, 10000));
+    l = raft_fixture_leader(f);
+    raft_fixture_run(f, 500);
+    raft_fixture_partition(f, 1u << l);
+    raft_fixture_run(f, 800); /* heard from both within the last second */
+    assert_int_equal(raft_role(raft_fixture_core(f, l)), RAFT_ROLE_LEADER);
+    /* last contact >= cut - heartbeat - delay; checked every heartbeat */
+    raft_fixture_run(f, 1000 + 100 + 100 - 800);
+    assert_int_not_equal(raft_role(raft_fixture_core(f, l)), RAFT_ROLE_LEADER);
     assert_null(raft_fixture_error(f));
     raft_fixture_free(f);
 }
@@ -252,7 +322,9 @@ int main(void)
             test_isolated_follower_pre_votes_without_raising_its_term),
         cmocka_unit_test(test_sticky_follower_refuses_pre_vote_and_vote),
         cmocka_unit_test(test_lost_leader_connection_ends_the_lease),
+        cmocka_unit_test(test_lost_leader_survivors_campaign_in_turn),
         cmocka_unit_test(test_leader_cut_off_from_majority_steps_down),
+        cmocka_unit_test(test_leader_steps_down_one_timeout_after_the_cut),
         cmocka_unit_test(test_huge_term_does_not_stop_elections),
         cmocka_unit_test(test_member_not_readmitted_never_campaigns_or_votes),
         cmocka_unit_test(test_readmitted_member_votes_only_above_readmit_term),
