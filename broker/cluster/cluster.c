@@ -20,6 +20,7 @@
 #define CLUSTER_CALL_MS        5000
 #define CLUSTER_BACKOFF_MIN_MS 100
 #define CLUSTER_BACKOFF_MAX_MS 2000
+#define CLUSTER_RETRY_MIN_MS   10 /* a failed call to a member just moved to */
 #define CLUSTER_SESSION_DEFAULT_MS                                             \
     3000 /* the controller's default, until it says otherwise */
 
@@ -38,6 +39,25 @@ static uint64_t cluster_backoff(struct cluster *c)
     c->backoff_ms =
         ms * 2 > CLUSTER_BACKOFF_MAX_MS ? CLUSTER_BACKOFF_MAX_MS : ms * 2;
     return ms;
+}
+
+/* When to call again after a call failed with err. A network failure, a
+ * timeout or NOT_CONTROLLER was reported to the finder first (cconn
+ * reports before it answers), which moved to the next member and knows
+ * when it may be called: then, not a backoff of our own on top (a broker
+ * finds a new active controller as soon as the finder allows, which the
+ * controller's first-contact timeout counts on). Anything else (a refused
+ * or unusable answer) backs off here. */
+static uint64_t cluster_retry_ms(struct cluster *c, int err)
+{
+    uint64_t now = clock_now_ms(c->b->clock);
+    uint64_t nb = cluster_finder_not_before(&c->finder);
+
+    if (err == WEIR_ENETWORK || err == WEIR_ENOT_CONTROLLER ||
+        err == WEIR_EREQUEST_TIMED_OUT) {
+        return nb > now ? nb - now + 1 : CLUSTER_RETRY_MIN_MS;
+    }
+    return cluster_backoff(c);
 }
 
 /* Controlled shutdown is over (or timed out): let the broker stop. */
@@ -299,7 +319,7 @@ static void cluster_fetch_reply(void *arg,
             trace_debug("cluster", "event=metadata_fetch_failed msg=\"%s\"",
                         ed->msg);
         }
-        cluster_arm(c->fetch_timer, cluster_backoff(c));
+        cluster_arm(c->fetch_timer, cluster_retry_ms(c, err));
         return;
     }
     if (!cluster_ident_accept_fetch(c, resp->fetch_metadata)) {
@@ -320,6 +340,7 @@ static void cluster_fetch_reply(void *arg,
         cluster_arm(c->fetch_timer, cluster_backoff(c));
         return;
     }
+    c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
     cluster_applied(c);
     if (c->broker_epoch < 0) {
         cluster_register(c); /* the first accepted answer, or healed */
@@ -331,6 +352,7 @@ static void cluster_fetch(struct cluster *c)
 {
     Weir__Request req = WEIR__REQUEST__INIT;
     Weir__FetchMetadataRequest m = WEIR__FETCH_METADATA_REQUEST__INIT;
+    int rv;
 
     m.broker_id = c->id;
     m.broker_epoch = c->broker_epoch;
@@ -342,9 +364,10 @@ static void cluster_fetch(struct cluster *c)
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_FETCH_METADATA;
     req.fetch_metadata = &m;
-    if (cconn_call(c->fetch, &req, CLUSTER_FETCH_WAIT_MS + CLUSTER_CALL_MS,
-                   cluster_fetch_reply, c) != 0) {
-        cluster_arm(c->fetch_timer, cluster_backoff(c));
+    rv = cconn_call(c->fetch, &req, CLUSTER_FETCH_WAIT_MS + CLUSTER_CALL_MS,
+                    cluster_fetch_reply, c);
+    if (rv != 0) {
+        cluster_arm(c->fetch_timer, cluster_retry_ms(c, rv));
     }
 }
 
@@ -353,6 +376,18 @@ static void cluster_fetch_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     cluster_fetch(arg);
+}
+
+void cluster_contact_soon(struct cluster *c, uint64_t delay_ms)
+{
+    /* the heartbeat (or registration) and the metadata poll go to the new
+     * member as soon as it may be called, not at the next heartbeat tick
+     * or fetch backoff: the new active controller fences brokers it has
+     * not heard from within its first-contact timeout */
+    cluster_arm(c->contact_timer, delay_ms + 1);
+    if (cconn_pending(c->fetch) == 0) {
+        cluster_arm(c->fetch_timer, delay_ms + 1);
+    }
 }
 
 void cluster_applied(struct cluster *c)
@@ -427,10 +462,11 @@ int cluster_new(struct broker *b, struct cluster **out, struct err_detail *ed)
     c->heartbeat_timer =
         event_new(b->base, -1, EV_PERSIST, cluster_heartbeat_cb, c);
     c->fetch_timer = evtimer_new(b->base, cluster_fetch_cb, c);
+    c->contact_timer = evtimer_new(b->base, cluster_heartbeat_cb, c);
     c->shutdown_timer = evtimer_new(b->base, cluster_shutdown_timeout_cb, c);
     if (c->register_timer == NULL || c->heartbeat_timer == NULL ||
-        c->fetch_timer == NULL || c->shutdown_timer == NULL ||
-        meta_image_new(&c->img) != 0 ||
+        c->fetch_timer == NULL || c->contact_timer == NULL ||
+        c->shutdown_timer == NULL || meta_image_new(&c->img) != 0 ||
         cconn_new(b->base, cluster_controller(c), &c->rpc) != 0 ||
         cconn_new(b->base, cluster_controller(c), &c->fetch) != 0) {
         cluster_free(c);
@@ -471,6 +507,7 @@ void cluster_free(struct cluster *c)
     cluster_free_event(c->register_timer);
     cluster_free_event(c->heartbeat_timer);
     cluster_free_event(c->fetch_timer);
+    cluster_free_event(c->contact_timer);
     cluster_free_event(c->shutdown_timer);
     meta_image_free(c->img);
     cluster_follow_quorum(c, NULL);

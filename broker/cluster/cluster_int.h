@@ -49,7 +49,8 @@ struct cluster {
     uint64_t backoff_ms;
     struct event *register_timer;
     struct event *heartbeat_timer;
-    struct event *fetch_timer; /* retry after a failed fetch */
+    struct event *fetch_timer;   /* retry after a failed fetch */
+    struct event *contact_timer; /* heartbeat soon after a move */
     struct event *shutdown_timer;
     bool shutting_down;
     bool shutdown_ok;
@@ -166,6 +167,10 @@ void cluster_follow_outcome(void *arg,
                             const char *addr,
                             int err,
                             const Weir__ActiveController *hint);
+
+/* cluster.c: heartbeat (or register) and poll metadata delay_ms from now,
+ * after a move to another member (the poll only if none is in flight). */
+void cluster_contact_soon(struct cluster *c, uint64_t delay_ms);
 
 /* cluster_api.c: forwards waiting for the image; final = answer all. */
 void cluster_api_wake(struct cluster *c, bool final);
