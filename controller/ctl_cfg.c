@@ -67,6 +67,15 @@ const struct cfg_option ctl_options[] = {
             disconnect_timeout_ms,
             0,
             (int64_t)CTL_MAX_INTERVAL_MS),
+    OPT_INT("first-contact-timeout-ms",
+            "1500",
+            "after this controller starts or becomes the active one, fence a "
+            "broker not heard from within this (a live broker finds it in a "
+            "few hundred ms; one killed with the old active controller never "
+            "does); 0 or at least session-timeout-ms = the session timeout",
+            first_contact_timeout_ms,
+            0,
+            (int64_t)CTL_MAX_INTERVAL_MS),
     OPT_INT("heartbeat-interval-ms",
             "500",
             "how often brokers are expected to heartbeat (documentation: "
@@ -200,6 +209,7 @@ int ctl_server_core_config(const struct ctl_server_config *c,
     ctl_config_init(out);
     out->session_timeout_ms = (uint64_t)c->session_timeout_ms;
     out->disconnect_timeout_ms = (uint64_t)c->disconnect_timeout_ms;
+    out->first_contact_timeout_ms = (uint64_t)c->first_contact_timeout_ms;
     out->rebalance_interval_ms = (uint64_t)c->rebalance_interval_ms;
     out->default_partitions = (int32_t)c->default_partitions;
     out->default_replication_factor = (int32_t)c->default_replication_factor;

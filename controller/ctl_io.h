@@ -31,6 +31,7 @@ struct ctl_server_config {
     char *log_level;
     int64_t session_timeout_ms;
     int64_t disconnect_timeout_ms;
+    int64_t first_contact_timeout_ms;
     int64_t heartbeat_interval_ms;
     int64_t default_partitions;
     int64_t default_replication_factor;

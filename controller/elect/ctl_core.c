@@ -15,6 +15,7 @@ void ctl_config_init(struct ctl_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->session_timeout_ms = 3000;
     cfg->disconnect_timeout_ms = 1000;
+    cfg->first_contact_timeout_ms = 1500;
     cfg->rebalance_interval_ms = 300000;
     cfg->default_partitions = 1;
     cfg->default_replication_factor = 3;
@@ -77,6 +78,7 @@ static int ctl_core_check_config(const struct ctl_config *cfg)
     if (cfg->session_timeout_ms == 0 ||
         cfg->session_timeout_ms > CTL_MAX_INTERVAL_MS ||
         cfg->disconnect_timeout_ms > CTL_MAX_INTERVAL_MS ||
+        cfg->first_contact_timeout_ms > CTL_MAX_INTERVAL_MS ||
         cfg->rebalance_interval_ms > CTL_MAX_INTERVAL_MS ||
         cfg->default_partitions < 1 ||
         cfg->default_partitions > META_MAX_PARTITIONS ||
@@ -351,16 +353,26 @@ int ctl_core_emit(struct ctl_core *core,
 }
 
 /* Every broker known from the image gets a full session from the first
- * event after a (re)start: the old controller's view of when it was last
- * heard from is gone, and fencing on a guess would move leaders for no
- * reason. */
+ * event after a (re)start or a failover: the old controller's view of when
+ * it was last heard from is gone, and fencing on a guess would move
+ * leaders for no reason. But a live broker finds the new controller
+ * within a few hundred milliseconds (it looks as soon as its controller
+ * goes away, cluster_follow.c), and one that does not by the first-contact
+ * timeout is most likely dead: the case of a broker killed together with
+ * the active controller, which nobody saw close its connection. It is
+ * fenced then, like a broker whose connection closed (cut_at_ms), instead
+ * of a whole session later. */
 static void ctl_core_start(struct ctl_core *core)
 {
+    uint64_t first = core->cfg.first_contact_timeout_ms;
     uint32_t i;
 
     for (i = 0; i < core->n_live; i++) {
         core->live[i].last_seen_ms = core->now_ms;
         core->live[i].cut_at_ms = 0;
+        if (first > 0 && first < core->cfg.session_timeout_ms) {
+            core->live[i].cut_at_ms = core->now_ms + first;
+        }
     }
     if (core->cfg.rebalance_interval_ms > 0) {
         core->next_rebalance_ms =

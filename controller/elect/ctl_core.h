@@ -38,6 +38,9 @@ struct ctl_config {
     uint64_t disconnect_timeout_ms;     /* 1000: fenced this long after its
                                            connection closed, unless heard
                                            from again; 0 = sessions only */
+    uint64_t first_contact_timeout_ms;  /* 1500: after a (re)start, a broker
+                                           not heard from within this is
+                                           fenced; 0 = a whole session */
     uint64_t rebalance_interval_ms;     /* 300000: preferred leaders; 0 = off */
     int32_t default_partitions;         /* 1 */
     int32_t default_replication_factor; /* 3, capped at registered brokers */
@@ -198,7 +201,8 @@ void ctl_actions_init(struct ctl_actions *out);
 void ctl_actions_fini(struct ctl_actions *out);
 
 /* A core over img, which it consumes (also on failure); NULL = empty.
- * Brokers in img get a full session timeout from the first event.
+ * Brokers in img get a full session from the first event, but are fenced
+ * first_contact_timeout_ms after it unless heard from by then.
  * Errors: WEIR_ENOMEM, WEIR_EINVALID_ARGUMENT (cfg out of range: a zero
  * session timeout, intervals past CTL_MAX_INTERVAL_MS, defaults outside
  * the record limits, a producer id block outside 1..CTL_MAX_PRODUCER_IDS). */

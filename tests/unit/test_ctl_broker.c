@@ -398,9 +398,13 @@ static void test_invalid_registrations_are_refused(void **state)
     assert_int_equal(fx_step(f, &ev), 0);
 }
 
-/* After a restart nobody knows when brokers last heartbeated: each gets a
- * full session from the first event, rather than being fenced at once. */
-static void test_restart_gives_every_broker_a_full_session(void **state)
+/* After a restart (or a failover) nobody knows when brokers last
+ * heartbeated: none is fenced at once. One heard from within the
+ * first-contact timeout has a full session from the first event; one not
+ * heard from by then (dead, most likely: killed with the old controller)
+ * is fenced then, not a whole session later. */
+static void
+test_restart_fences_brokers_not_heard_from_by_first_contact(void **state)
 {
     struct ctl_fixture *f = *state;
     uint64_t seen;
@@ -410,18 +414,57 @@ static void test_restart_gives_every_broker_a_full_session(void **state)
     fx_join(f, 2, NULL);
     fake_clock_advance(&f->clock, 2900);
     fx_restart(f);
-    fake_clock_advance(&f->clock, 1000); /* 3900 ms since the heartbeats */
-    assert_int_equal(fx_advance(f, 0), 0);
+    fake_clock_advance(&f->clock, 1000);   /* 3900 ms since the heartbeats */
+    assert_int_equal(fx_advance(f, 0), 0); /* the first event */
     assert_false(fx_fenced(f, 1));
+    assert_false(fx_fenced(f, 2));
+    assert_int_equal(f->out.next_tick_ms, f->clock.now_ms + 1500);
     assert_true(ctl_core_broker_liveness(f->core, 1, &seen, &stopping));
     assert_int_equal(seen, 1000 + 3900);
     assert_false(stopping);
     assert_false(ctl_core_broker_liveness(f->core, 7, &seen, &stopping));
-    fx_advance(f, 2000);
+    fx_advance(f, 1000);
     assert_int_equal(fx_heartbeat(f, 1), 0);
-    fx_advance(f, 1001);
+    fx_advance(f, 499);
+    assert_false(fx_fenced(f, 2));
+    fx_advance(f, 1);
     assert_false(fx_fenced(f, 1));
     assert_true(fx_fenced(f, 2));
+    /* broker 1's session runs from its heartbeat as usual */
+    fx_advance(f, 2500);
+    assert_false(fx_fenced(f, 1));
+    fx_advance(f, 1);
+    assert_true(fx_fenced(f, 1));
+    fx_assert_replay_equal(f);
+}
+
+/* first_contact_timeout_ms 0 (or at least the session timeout): every
+ * broker gets a whole session from the first event after a restart. */
+static void
+test_restart_without_first_contact_gives_a_full_session(void **state)
+{
+    struct ctl_fixture *f = *state;
+
+    f->cfg.first_contact_timeout_ms = 0;
+    fx_join(f, 1, NULL);
+    fx_join(f, 2, NULL);
+    fx_restart(f);
+    assert_int_equal(fx_advance(f, 0), 0);
+    fx_advance(f, 2000);
+    assert_int_equal(fx_heartbeat(f, 1), 0);
+    fx_advance(f, 1000);
+    assert_false(fx_fenced(f, 1));
+    assert_false(fx_fenced(f, 2));
+    fx_advance(f, 1);
+    assert_false(fx_fenced(f, 1));
+    assert_true(fx_fenced(f, 2));
+    f->cfg.first_contact_timeout_ms = f->cfg.session_timeout_ms;
+    fx_restart(f);
+    assert_int_equal(fx_advance(f, 0), 0);
+    fx_advance(f, 3000);
+    assert_false(fx_fenced(f, 1));
+    fx_advance(f, 1);
+    assert_true(fx_fenced(f, 1));
     fx_assert_replay_equal(f);
 }
 
@@ -478,7 +521,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_invalid_registrations_are_refused,
                                         fx_setup, fx_teardown),
         cmocka_unit_test_setup_teardown(
-            test_restart_gives_every_broker_a_full_session, fx_setup,
+            test_restart_fences_brokers_not_heard_from_by_first_contact,
+            fx_setup, fx_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_restart_without_first_contact_gives_a_full_session, fx_setup,
             fx_teardown),
         cmocka_unit_test_setup_teardown(test_time_never_runs_backwards,
                                         fx_setup, fx_teardown),
