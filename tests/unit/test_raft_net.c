@@ -87,10 +87,12 @@ static void tn_listen(struct tn *t, struct tn_member *m, uint16_t port)
     m->port = srv_port(m->srv);
 }
 
-static void tn_net(struct tn *t,
-                   struct tn_member *m,
-                   const char *cluster,
-                   uint32_t queue_max)
+static void tn_net_backoff(struct tn *t,
+                           struct tn_member *m,
+                           const char *cluster,
+                           uint32_t queue_max,
+                           uint32_t backoff_min_ms,
+                           uint32_t backoff_max_ms)
 {
     struct raft_net_config c;
     struct raft_voters vs;
@@ -103,10 +105,18 @@ static void tn_net(struct tn *t,
     c.cluster_id = cluster;
     c.clock = clock_system();
     c.queue_max = queue_max;
-    c.backoff_min_ms = 10;
-    c.backoff_max_ms = 100;
+    c.backoff_min_ms = backoff_min_ms;
+    c.backoff_max_ms = backoff_max_ms;
     c.seed = m->id;
     assert_int_equal(raft_net_open(t->base, &c, tn_recv, m, &m->net, &ed), 0);
+}
+
+static void tn_net(struct tn *t,
+                   struct tn_member *m,
+                   const char *cluster,
+                   uint32_t queue_max)
+{
+    tn_net_backoff(t, m, cluster, queue_max, 10, 100);
 }
 
 /* Servers for all three (so the voter text has real ports); a member in
@@ -294,6 +304,39 @@ static void test_down_peer_reached_once_up_and_full_queue_drops(void **state)
     tn_teardown(&t);
 }
 
+/* A peer that was down long enough for our backoff to reach seconds is
+ * dialled as soon as a message from it shows it is up: what we queued
+ * for it (a vote answer, say) goes at once, not when the backoff ends. */
+static void test_peer_heard_from_is_dialled_at_once(void **state)
+{
+    struct raft_msg v;
+    struct tn t;
+    uint16_t port;
+    int i;
+
+    (void)state;
+    tn_setup(&t, 2); /* member 3 is down */
+    tn_net_backoff(&t, &t.m[0], "cluster-a", 4, 5000, 5000);
+    port = t.m[2].port;
+    v = tn_vote(1, 3, 1);
+    assert_int_equal(raft_net_send(t.m[0].net, &v), 0);
+    tn_run(&t, 100); /* the connect fails: next try in 2.5-5 s */
+    assert_false(tn_stats(&t.m[0], 3).connected);
+    tn_listen(&t, &t.m[2], port);
+    tn_net(&t, &t.m[2], "cluster-a", 0);
+    v = tn_vote(3, 1, 2);
+    assert_int_equal(raft_net_send(t.m[2].net, &v), 0);
+    /* well under the 2.5 s the backoff would take */
+    for (i = 0; i < 100 && t.m[2].got < 1; i++) {
+        tn_run(&t, TN_STEP_MS);
+    }
+    assert_int_equal(t.m[0].got, 1);
+    assert_int_equal(t.m[2].got, 1);
+    assert_int_equal(t.m[2].last.term, 1);
+    assert_true(tn_stats(&t.m[0], 3).connected);
+    tn_teardown(&t);
+}
+
 static void test_another_clusters_messages_are_refused(void **state)
 {
     struct raft_net_peer_stats st;
@@ -360,6 +403,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_three_members_exchange_messages),
         cmocka_unit_test(test_down_peer_reached_once_up_and_full_queue_drops),
+        cmocka_unit_test(test_peer_heard_from_is_dialled_at_once),
         cmocka_unit_test(test_another_clusters_messages_are_refused),
         cmocka_unit_test(test_receive_checks_sender_and_addressee),
     };
