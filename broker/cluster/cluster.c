@@ -15,12 +15,13 @@
 #include "common/trace.h"
 #include "controller/meta/meta_chain.h"
 
-#define CLUSTER_FETCH_WAIT_MS  5000
-#define CLUSTER_FETCH_BYTES    (1024u * 1024)
-#define CLUSTER_CALL_MS        5000
-#define CLUSTER_BACKOFF_MIN_MS 100
-#define CLUSTER_BACKOFF_MAX_MS 2000
-#define CLUSTER_RETRY_MIN_MS   10 /* a failed call to a member just moved to */
+#define CLUSTER_FETCH_WAIT_MS         5000
+#define CLUSTER_FETCH_BYTES           (1024u * 1024)
+#define CLUSTER_CALL_MS               5000
+#define CLUSTER_HEARTBEAT_CALL_MIN_MS 1000
+#define CLUSTER_BACKOFF_MIN_MS        100
+#define CLUSTER_BACKOFF_MAX_MS        2000
+#define CLUSTER_RETRY_MIN_MS          10 /* a failed call to a member just moved to */
 #define CLUSTER_SESSION_DEFAULT_MS                                             \
     3000 /* the controller's default, until it says otherwise */
 
@@ -236,6 +237,24 @@ static void cluster_heartbeat_reply(void *arg,
     }
 }
 
+/* How long a heartbeat may go unanswered before the member counts as
+ * gone (the finder then asks the next one): three heartbeat intervals, at
+ * least 1 s. A controller that dies without closing anything (a host or
+ * container gone, a cut network) is noticed this soon, not after the 5 s
+ * of other calls: its successor is elected an election timeout or two
+ * after the loss and fences brokers it has not heard from within its
+ * first-contact timeout. An answer held for a commit takes milliseconds;
+ * a false timeout costs one round of the members. */
+static uint32_t cluster_heartbeat_call_ms(const struct cluster *c)
+{
+    uint64_t ms = 3 * (uint64_t)c->b->cfg.heartbeat_interval_ms;
+
+    if (ms < CLUSTER_HEARTBEAT_CALL_MIN_MS) {
+        ms = CLUSTER_HEARTBEAT_CALL_MIN_MS;
+    }
+    return ms < CLUSTER_CALL_MS ? (uint32_t)ms : CLUSTER_CALL_MS;
+}
+
 static void cluster_heartbeat(struct cluster *c)
 {
     Weir__Request req = WEIR__REQUEST__INIT;
@@ -257,8 +276,8 @@ static void cluster_heartbeat(struct cluster *c)
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_BROKER_HEARTBEAT;
     req.broker_heartbeat = &m;
-    if (cconn_call(c->rpc, &req, CLUSTER_CALL_MS, cluster_heartbeat_reply, c) ==
-        0) {
+    if (cconn_call(c->rpc, &req, cluster_heartbeat_call_ms(c),
+                   cluster_heartbeat_reply, c) == 0) {
         c->hb_inflight = true;
     }
     cluster_offline_fini(&off);

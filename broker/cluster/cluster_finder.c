@@ -133,11 +133,19 @@ static bool cluster_finder_is_current(const struct cluster_finder *f,
     return f->n > 0 && addr != NULL && strcmp(addr, f->addrs[f->cur]) == 0;
 }
 
+static bool cluster_finder_shunned(const struct cluster_finder *f,
+                                   uint32_t i,
+                                   uint64_t now_ms)
+{
+    return f->shun_until_ms[i] > now_ms;
+}
+
 void cluster_finder_on_success(struct cluster_finder *f, const char *addr)
 {
     if (!cluster_finder_is_current(f, addr)) {
         return;
     }
+    f->shun_until_ms[f->cur] = 0;
     f->moves = 0;
     f->backoff_ms = f->backoff_min_ms;
     f->not_before_ms = 0;
@@ -197,6 +205,7 @@ static uint32_t cluster_finder_slot(struct cluster_finder *f, const char *hint)
         f->next_learned = slot + 1 < f->n ? slot + 1 : f->n_configured;
     }
     (void)snprintf(f->addrs[slot], sizeof(f->addrs[slot]), "%s", hint);
+    f->shun_until_ms[slot] = 0;
     return slot;
 }
 
@@ -206,9 +215,22 @@ static void cluster_finder_next(struct cluster_finder *f,
                                 struct cluster_finder_move *out)
 {
     uint32_t to = (f->cur + 1) % f->n;
+    uint32_t i;
 
     if (to == f->cur) {
-        return; /* one address: nowhere else to go; the caller retries */
+        /* one address: nowhere else to go, but the caller's next call
+         * waits as a move would (cluster_finder_not_before) */
+        cluster_finder_move_to(f, to, reason, now_ms, out);
+        out->moved = false;
+        return;
+    }
+    /* the next one not passed over; if all others are, the next one */
+    for (i = 0; i + 1 < f->n; i++) {
+        uint32_t k = (f->cur + 1 + i) % f->n;
+        if (!cluster_finder_shunned(f, k, now_ms)) {
+            to = k;
+            break;
+        }
     }
     cluster_finder_move_to(f, to, reason, now_ms, out);
 }
@@ -224,13 +246,19 @@ void cluster_finder_on_not_controller(struct cluster_finder *f,
     uint16_t port;
     struct err_detail ed;
 
+    int at;
+
     memset(out, 0, sizeof(*out));
     if (!cluster_finder_is_current(f, addr)) {
         return;
     }
-    /* a hint is untrusted input: only a usable host:port is followed */
+    f->shun_until_ms[f->cur] = 0; /* it answered */
+    at = hint != NULL ? cluster_finder_find(f, hint) : -1;
+    /* a hint is untrusted input: only a usable host:port is followed, and
+     * not to an address that just failed (a stale name for a dead one) */
     if (hint == NULL || hint[0] == '\0' || strlen(hint) >= sizeof(h) ||
         strcmp(hint, addr) == 0 ||
+        (at >= 0 && cluster_finder_shunned(f, (uint32_t)at, now_ms)) ||
         addr_split(hint, host, sizeof(host), &port, &ed) != 0 || port == 0) {
         cluster_finder_next(f, CLUSTER_FINDER_NOT_ACTIVE, now_ms, out);
         return;
@@ -250,6 +278,7 @@ void cluster_finder_on_failure(struct cluster_finder *f,
     if (!cluster_finder_is_current(f, addr)) {
         return;
     }
+    f->shun_until_ms[f->cur] = now_ms + CLUSTER_FINDER_SHUN_MS;
     cluster_finder_next(
         f, timeout ? CLUSTER_FINDER_TIMEOUT : CLUSTER_FINDER_UNREACHABLE,
         now_ms, out);

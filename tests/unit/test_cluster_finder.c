@@ -162,7 +162,62 @@ static void test_single_address_never_moves(void **state)
         assert_false(mv.moved);
     }
     assert_string_equal(cluster_finder_current(&f), "only:1");
+    /* but the next call waits a bounded backoff, as a move would */
+    assert_in_range(cluster_finder_not_before(&f), 1, MAX_MS);
+    cluster_finder_on_success(&f, "only:1");
     assert_int_equal(cluster_finder_not_before(&f), 0);
+}
+
+/* A member that died silently (a host gone) is still named by the others
+ * until they elect a new one, and every call to it costs a timeout: once
+ * it failed, hints naming it are ignored and rounds pass it over, for
+ * CLUSTER_FINDER_SHUN_MS or until it answers. */
+static void test_failed_member_passed_over_for_a_while(void **state)
+{
+    struct cluster_finder f;
+    struct cluster_finder_move mv;
+    uint64_t t = 1000;
+
+    (void)state;
+    finder_open(&f, "a:1,b:2,c:3");
+    cluster_finder_on_failure(&f, "a:1", true, t, &mv); /* a timed out */
+    assert_string_equal(cluster_finder_current(&f), "b:2");
+    cluster_finder_on_not_controller(&f, "b:2", "a:1", t + 10, &mv);
+    assert_true(mv.moved);
+    assert_int_equal(mv.reason, CLUSTER_FINDER_NOT_ACTIVE);
+    assert_string_equal(cluster_finder_current(&f), "c:3");
+    /* a round without a hint skips a as well */
+    cluster_finder_on_not_controller(&f, "c:3", NULL, t + 20, &mv);
+    assert_string_equal(cluster_finder_current(&f), "b:2");
+    /* the hint that matters is followed */
+    cluster_finder_on_not_controller(&f, "b:2", "c:3", t + 30, &mv);
+    assert_int_equal(mv.reason, CLUSTER_FINDER_HINT);
+    assert_string_equal(cluster_finder_current(&f), "c:3");
+    /* once the time is over, a is named and called again */
+    cluster_finder_on_not_controller(&f, "c:3", "a:1",
+                                     t + CLUSTER_FINDER_SHUN_MS, &mv);
+    assert_int_equal(mv.reason, CLUSTER_FINDER_HINT);
+    assert_string_equal(cluster_finder_current(&f), "a:1");
+    /* an answer ends it at once: a fails again, b then names it, and a
+     * answers NOT_CONTROLLER itself (alive), so hints to it count again */
+    t += 3 * CLUSTER_FINDER_SHUN_MS;
+    cluster_finder_on_failure(&f, "a:1", false, t, &mv);
+    assert_string_equal(cluster_finder_current(&f), "b:2");
+    cluster_finder_on_not_controller(&f, "b:2", NULL, t + 1, &mv);
+    assert_string_equal(cluster_finder_current(&f), "c:3");
+    cluster_finder_on_failure(&f, "c:3", false, t + 2, &mv);
+    /* a still passed over, b answered: b */
+    assert_string_equal(cluster_finder_current(&f), "b:2");
+    cluster_finder_on_failure(&f, "b:2", false, t + 3, &mv);
+    /* all three failed: the next one in turn all the same */
+    assert_string_equal(cluster_finder_current(&f), "c:3");
+    cluster_finder_on_not_controller(&f, "c:3", NULL, t + 4, &mv);
+    assert_string_equal(cluster_finder_current(&f), "a:1");
+    cluster_finder_on_not_controller(&f, "a:1", NULL, t + 5, &mv);
+    assert_string_equal(cluster_finder_current(&f), "c:3"); /* not b */
+    cluster_finder_on_not_controller(&f, "c:3", "a:1", t + 6, &mv);
+    assert_int_equal(mv.reason, CLUSTER_FINDER_HINT);
+    assert_string_equal(cluster_finder_current(&f), "a:1");
 }
 
 /* Every member dead: the first round goes at once, then each move waits
@@ -314,10 +369,10 @@ static void test_dead_then_standby_then_active(void **state)
     cluster_finder_on_success(&f, "active:3");
     assert_int_equal(f.moves, 0);
     /* the active controller restarts on another port; the standby's hint
-     * changes, and the failure at active:3 leads there */
+     * changes, and the failure at active:3 leads there (dead:1, which
+     * failed 0.1 s ago, is passed over) */
     cluster_finder_on_failure(&f, "active:3", false, 100, &mv);
-    assert_string_equal(cluster_finder_current(&f), "dead:1");
-    cluster_finder_on_failure(&f, "dead:1", false, 101, &mv);
+    assert_string_equal(cluster_finder_current(&f), "standby:2");
     cluster_finder_on_not_controller(&f, "standby:2", "active:4", 102, &mv);
     assert_string_equal(cluster_finder_current(&f), "active:4");
     assert_int_equal(mv.delay_ms, 0); /* still the first round */
@@ -331,6 +386,7 @@ int main(void)
         cmocka_unit_test(test_no_hint_or_bad_hint_tries_next),
         cmocka_unit_test(test_failure_moves_on_success_stays),
         cmocka_unit_test(test_single_address_never_moves),
+        cmocka_unit_test(test_failed_member_passed_over_for_a_while),
         cmocka_unit_test(test_dead_list_backs_off_bounded),
         cmocka_unit_test(test_hint_ping_pong_backs_off),
         cmocka_unit_test(test_jitter_repeats_from_seed),
