@@ -12,15 +12,17 @@ and vote. Also the documented way to get it wrong: two formatted members
 started before the survivor form a quorum with an empty history, which
 the brokers refuse, keeping their data.
 
-A member that lost its disk alone and rejoins empty (the documented
-"Replacing a member" case with the same address) is
-test_quorum.py's test_wiped_member_rejoins_and_votes."""
+Also "Replacing a member" on a new host (a new address in --voters, a
+rolling restart, the new host rejoining empty). A member that lost its
+disk and rejoins at the same address is test_quorum.py's
+test_wiped_member_rejoins_and_votes."""
 import os
 import shutil
 import time
 
 from test_quorum import (Quorum, consume_all, create, produce, quorum_shows)
-from weirtest import cluster_state, log, run_main, wait_until, weir
+from weirtest import (Controller, cluster_state, free_port, log, run_main,
+                      wait_until, weir)
 
 REFUSALS = ("event=metadata_history_behind", "event=metadata_history_diverged",
             "event=cluster_id_mismatch")
@@ -160,6 +162,59 @@ def test_formatted_majority_started_first_loses_history():
             assert os.path.getsize(seg) > 0, seg
 
 
+def test_replace_member_on_a_new_host():
+    """"Replacing a member" with a new address: the old host gone for
+    good, the others restarted one at a time with the new voters, the new
+    host started empty and unformatted (it rejoins), brokers left alone."""
+    with Quorum() as q:
+        create(q, "ur", partitions=3)
+        produce(q, "ur", record_values("r", 100))
+        active = q.wait_active()
+        gone = max(i for i in q.ctls if i != active)
+        # 1. the old host is stopped for good
+        q.ctls[gone].kill9()
+        shutil.rmtree(q.ctls[gone].data_dir)
+        new = Controller(data_dir=q.ctls[gone].data_dir + "-new",
+                         port=free_port(), format=False)
+        q.voters = ",".join(
+            f"{i}@{new.addr if i == gone else c.addr}"
+            for i, c in q.ctls.items())
+        new.args = q.ctl_args(gone)
+        # 2. the survivors restarted one at a time with the new voters,
+        # each time until a member names an active controller again
+        for i in [i for i in q.ctls if i != gone]:
+            c = q.ctls[i]
+            assert c.stop() == 0
+            c.args = q.ctl_args(i)
+            c.start()
+            other = next(j for j in q.ctls if j not in (i, gone))
+            wait_until(f"an active controller after {i}'s restart",
+                       lambda: weir(q.ctls[other], "cluster", check=False,
+                                    timeout=30).returncode == 0, 30)
+        # 3. the new host: empty, unformatted, the cluster id: it rejoins
+        q.ctls[gone] = new
+        new.start()
+        assert "event=quorum_rejoin" in new.log_since_start()
+        leader = q.wait_active()
+        want = {i: "leader" if i == leader else "follower" for i in q.ctls}
+        qv = wait_until("the new host in the quorum, caught up",
+                        lambda: quorum_shows(q, q.live_broker(), want), 30)
+        log(f"member {gone} on its new host:\n{qv['text']}")
+        # 4. brokers, their --controller lists unchanged, carry on
+        create(q, "ur2", partitions=1)
+        assert sorted(consume_all(q, "ur", 100)) == \
+            sorted(record_values("r", 100))
+        # the new host votes: with the active member gone, the other two
+        # elect one of themselves
+        q.ctls[leader].kill9()
+        after = q.wait_active(but=(leader,), timeout=30)
+        log(f"active member {leader} killed: {after} active")
+        wait_until("ur2 known, from the new active controller",
+                   lambda: (lambda s: s["controller"] == q.ctls[after].addr
+                            and ("ur2", 0) in s["partitions"])(q.state()), 30)
+
+
 if __name__ == "__main__":
     run_main([test_unsafe_recovery_survivor_wins,
-              test_formatted_majority_started_first_loses_history])
+              test_formatted_majority_started_first_loses_history,
+              test_replace_member_on_a_new_host])
