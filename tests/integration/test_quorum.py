@@ -74,12 +74,12 @@ class Quorum:
         return next(iter(self.running(self.brokers).values()))
 
     def active(self):
-        """The ids of running members whose last member_state line says
-        active (at most one may)."""
+        """The ids of running members whose last member_state line since
+        their last start says active (at most one may)."""
         ids = []
         for i, c in self.running(self.ctls).items():
             states = re.findall(r"event=member_state active=(\w+)",
-                                c.log_text())
+                                c.log_since_start())
             if states and states[-1] == "true":
                 ids.append(i)
         return ids

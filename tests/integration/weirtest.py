@@ -125,6 +125,7 @@ class Broker:
         self.args = list(args)
         self.env = env
         self.proc = None
+        self.start_mark = 0
         self.log_path = os.path.join(os.path.dirname(data_dir) or ".",
                                      f"broker-{self.port}.log")
 
@@ -137,7 +138,7 @@ class Broker:
         if self.env:
             env.update(self.env)
         self.logf = open(self.log_path, "ab")
-        start_mark = self.logf.tell()
+        start_mark = self.start_mark = self.logf.tell()
         self.proc = subprocess.Popen(
             [BROKER_BIN, "--listen", self.addr, "--data-dir", self.data_dir]
             + self.args, stdout=self.logf, stderr=self.logf, env=env)
@@ -158,6 +159,16 @@ class Broker:
         try:
             with open(self.log_path, "r", errors="replace") as f:
                 return f.read()
+        except FileNotFoundError:
+            return ""
+
+    def log_since_start(self):
+        """What the process logged since its last start (the log file of a
+        restarted process also holds its earlier runs)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                f.seek(self.start_mark)
+                return f.read().decode(errors="replace")
         except FileNotFoundError:
             return ""
 
@@ -240,7 +251,7 @@ class Controller(Broker):
         if self.env:
             env.update(self.env)
         self.logf = open(self.log_path, "ab")
-        start_mark = self.logf.tell()
+        start_mark = self.start_mark = self.logf.tell()
         self.proc = subprocess.Popen(
             [CONTROLLER_BIN, "--listen", self.addr, "--data-dir",
              self.data_dir] + self.args,
