@@ -114,6 +114,34 @@ int tls_server_ctx(const struct tls_files *f,
     return 0;
 }
 
+int tls_server_request_client_cert(SSL_CTX *ctx,
+                                   const char *ca,
+                                   struct err_detail *ed)
+{
+    STACK_OF(X509_NAME) * names;
+
+    if ((SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) != 0) {
+        return 0;
+    }
+    if (ca == NULL) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "TLS: verifying client certificates needs a CA "
+                       "(tls-ca)");
+    }
+    if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
+        char why[512];
+        tls_err_queue(why, sizeof(why));
+        return err_set(ed, WEIR_ECONFIG, "TLS: cannot load the CA %s: %s", ca,
+                       why[0] != '\0' ? why : "failed");
+    }
+    names = SSL_load_client_CA_file(ca);
+    if (names != NULL) {
+        SSL_CTX_set_client_CA_list(ctx, names);
+    }
+    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+    return 0;
+}
+
 int tls_client_ctx(const struct tls_files *f,
                    SSL_CTX **out,
                    struct err_detail *ed)
@@ -205,6 +233,15 @@ SSL *tls_client_new(SSL_CTX *ctx, const char *host)
     }
     SSL_set_connect_state(ssl);
     return ssl;
+}
+
+bool tls_peer_verified(SSL *ssl)
+{
+    X509 *cert = SSL_get_peer_certificate(ssl);
+    bool ok = cert != NULL && SSL_get_verify_result(ssl) == X509_V_OK;
+
+    X509_free(cert);
+    return ok;
 }
 
 void tls_peer_subject(SSL *ssl, char *out, size_t len)
