@@ -42,8 +42,9 @@ if [ "$scram" = 1 ]; then
     [ -f "$WEIR_SCRAM_DIR/users" ] || "$here/scram/make-users.sh" "$WEIR_SCRAM_DIR"
 fi
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-deploy}
-# With TLS the controller runs alone (the quorum's member-to-member link
-# has no TLS or SASL yet; docs/quorum.md): only controller1 is started.
+# With TLS the controller runs alone (the TLS overlay has not been moved
+# to three TLS members yet; docker-compose.tls.yml): only controller1 is
+# started.
 controllers=(controller1 controller2 controller3)
 services=()
 if [ "$tls" = 1 ]; then

@@ -17,8 +17,9 @@ routes inside the containers' network namespaces (nsenter): a member's
 voter address is also the one brokers are sent to, so a compose network
 cut would cut brokers off too. Both give the harness the same methods.
 
-With TLS (and TLS + SCRAM) the controller runs alone: the quorum's
-member-to-member link has no TLS or SASL yet (docs/quorum.md)."""
+With TLS (and TLS + SCRAM) the controller runs alone: members can talk
+mutual TLS (docs/operations.md), but these environments have not been
+moved to a TLS quorum yet."""
 import re
 import os
 import random
