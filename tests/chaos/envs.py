@@ -17,9 +17,10 @@ routes inside the containers' network namespaces (nsenter): a member's
 voter address is also the one brokers are sent to, so a compose network
 cut would cut brokers off too. Both give the harness the same methods.
 
-With TLS (and TLS + SCRAM) the controller runs alone: members can talk
-mutual TLS (docs/operations.md), but these environments have not been
-moved to a TLS quorum yet."""
+With TLS + SCRAM the controller runs alone (no SASL between quorum
+members). With TLS alone, the compose environment runs the quorum over
+mutual TLS (docker-compose.tls.yml); the process environment still runs
+one controller (not moved yet)."""
 import re
 import os
 import random
@@ -515,7 +516,7 @@ class ComposeEnv(Env):
         self.ips = {i: f"172.28.0.{10 + i}" for i in IDS}
         self.network = f"{self.project}_weir"
         self.problems = []
-        self.quorum = not self.tls
+        self.quorum = not self.scram
         self.ctl_ips = {j: f"172.28.0.{10 * j}" for j in CIDS}
         self.cuts = {}
 
