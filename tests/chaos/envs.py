@@ -18,9 +18,8 @@ voter address is also the one brokers are sent to, so a compose network
 cut would cut brokers off too. Both give the harness the same methods.
 
 With TLS + SCRAM the controller runs alone (no SASL between quorum
-members). With TLS alone, the compose environment runs the quorum over
-mutual TLS (docker-compose.tls.yml); the process environment still runs
-one controller (not moved yet)."""
+members). With TLS alone both environments run the quorum over mutual
+TLS (docker-compose.tls.yml for compose)."""
 import re
 import os
 import random
@@ -225,7 +224,7 @@ class ProcessEnv(Env):
         self.procs = {}
         self.logs = {}
         self.problems = []
-        self.quorum = not self.tls
+        self.quorum = not self.scram
         self.cluster_id = f"chaos{os.getpid()}"
         self.cuts = {}
         self.tag = f"wc{os.getpid() % 100000}"
@@ -254,7 +253,7 @@ class ProcessEnv(Env):
         run("ip", "-n", ns, "link", "set", "lo", "up")
 
     # a bridge in this namespace; one namespace and one veth pair per
-    # broker and per controller (a single controller, with TLS, stays
+    # broker and per controller (a single controller, with SCRAM, stays
     # here on the bridge's address)
     def _net_up(self):
         sub = f"10.{random.randint(64, 127)}.{random.randint(0, 255)}"
@@ -379,7 +378,9 @@ class ProcessEnv(Env):
         if self.tls:
             def san(addr):
                 return f"IP:{addr.rsplit(':', 1)[0]}"
-            self.make_certs([f"controller={san(self.ctl_addrs[1])}"]
+            # one certificate for every member, naming each one's address
+            ctl_sans = sorted({san(a) for a in self.ctl_addrs.values()})
+            self.make_certs([f"controller={','.join(ctl_sans)}"]
                             + [f"broker{i}={san(a)}"
                                for i, a in self.addrs.items()]
                             + ["client="])
