@@ -229,6 +229,7 @@ def test_tls_quorum_replicates_and_refuses_strangers():
 
 
 def test_tls_quorum_needs_a_ca():
+    """tls in a quorum without tls-ca: a configuration error (exit 2)."""
     tmp = tempfile.mkdtemp(prefix="weir-qtls-ca-")
     try:
         p = subprocess.run(
@@ -237,7 +238,7 @@ def test_tls_quorum_needs_a_ca():
              C["broker"], "--tls-key", C["broker.key"]],
             capture_output=True, timeout=30)
         err = p.stderr.decode() + p.stdout.decode()
-        assert p.returncode != 0, err
+        assert p.returncode == 2, (p.returncode, err)
         assert "tls-ca" in err, err
         log("a TLS quorum member without tls-ca: " + err.strip()[-300:])
     finally:
