@@ -67,6 +67,10 @@ bool tls_peer_verified(SSL *ssl);
 /* The peer certificate's subject ("CN=...,O=..."), or "" without one. */
 void tls_peer_subject(SSL *ssl, char *out, size_t len);
 
+/* On a listener's session: the subject of the client certificate that
+ * failed verification, or "" (none failed). Valid while ssl lives. */
+const char *tls_refused_subject(SSL *ssl);
+
 /* Why the last TLS call failed, for messages: OpenSSL's error queue (which
  * is emptied) and, after a failed verification, the reason. */
 void tls_last_error(SSL *ssl, char *out, size_t len);

@@ -418,9 +418,10 @@ static void srv_log_tls_error(struct srv_conn *c)
         uint64_t k = ++c->srv->tls_cert_refusals;
         if ((k & (k - 1)) == 0) {
             trace_warn("net",
-                       "event=tls_client_cert_refused peer=%s reason=\"%s\" "
-                       "refused_total=%llu",
-                       c->peer, why, (unsigned long long)k);
+                       "event=tls_client_cert_refused peer=%s "
+                       "subject=\"%s\" reason=\"%s\" refused_total=%llu",
+                       c->peer, ssl != NULL ? tls_refused_subject(ssl) : "",
+                       why, (unsigned long long)k);
         }
         return;
     }

@@ -185,8 +185,10 @@ def test_tls_quorum_replicates_and_refuses_strangers():
         assert "active=true" not in after, after[-2000:]
         refusals = [ln for ln in q.ctls[others[0]].log_text().splitlines()
                     if "event=tls_client_cert_refused" in ln]
-        assert refusals and "unable to get local issuer" in refusals[-1], \
-            "the listener did not say why it refused the certificate"
+        assert refusals and "unable to get local issuer" in refusals[-1] \
+            and 'subject="CN=rogue"' in refusals[-1], \
+            f"the listener did not say whose certificate it refused and " \
+            f"why: {refusals}"
         log(f"member {victim} with another CA's certificate: refused, "
             f"applies nothing new\n  "
             + re.search(want + ".*", q.ctls[others[0]].log_text()).group(0)
