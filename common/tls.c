@@ -2,11 +2,82 @@
 #include "common/tls.h"
 
 #include <arpa/inet.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509v3.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+
+/* A session's slot for the subject of a client certificate that failed
+ * verification (OPENSSL_strdup'ed, freed with the session). */
+static int tls_refused_idx = -1;
+static pthread_once_t tls_refused_once = PTHREAD_ONCE_INIT;
+
+static void tls_refused_free(
+    void *parent, void *ptr, CRYPTO_EX_DATA *ad, int idx, long argl, void *argp)
+{
+    (void)parent;
+    (void)ad;
+    (void)idx;
+    (void)argl;
+    (void)argp;
+    OPENSSL_free(ptr);
+}
+
+static void tls_refused_init(void)
+{
+    tls_refused_idx =
+        SSL_get_ex_new_index(0, NULL, NULL, NULL, tls_refused_free);
+}
+
+static void tls_name_str(X509 *cert, char *out, size_t len)
+{
+    BIO *bio = BIO_new(BIO_s_mem());
+    int n;
+
+    out[0] = '\0';
+    if (bio != NULL) {
+        (void)X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0,
+                                 XN_FLAG_RFC2253);
+        n = BIO_read(bio, out, (int)len - 1);
+        out[n > 0 ? n : 0] = '\0';
+        BIO_free(bio);
+    }
+}
+
+/* OpenSSL's verdict stands; this only notes whose certificate was
+ * refused, so the listener's log line can name it. */
+static int tls_verify_note(int ok, X509_STORE_CTX *x)
+{
+    SSL *ssl;
+    X509 *cert;
+    char subject[512];
+    char *copy;
+
+    if (ok || tls_refused_idx < 0) {
+        return ok;
+    }
+    ssl = X509_STORE_CTX_get_ex_data(x, SSL_get_ex_data_X509_STORE_CTX_idx());
+    cert = X509_STORE_CTX_get0_cert(x);
+    if (ssl == NULL || cert == NULL ||
+        SSL_get_ex_data(ssl, tls_refused_idx) != NULL) {
+        return ok;
+    }
+    tls_name_str(cert, subject, sizeof(subject));
+    copy = OPENSSL_strdup(subject);
+    if (copy != NULL && SSL_set_ex_data(ssl, tls_refused_idx, copy) != 1) {
+        OPENSSL_free(copy);
+    }
+    return ok;
+}
+
+static void tls_server_verify(SSL_CTX *ctx, int mode)
+{
+    (void)pthread_once(&tls_refused_once, tls_refused_init);
+    SSL_CTX_set_verify(ctx, mode, tls_verify_note);
+}
 
 static void tls_err_queue(char *out, size_t len)
 {
@@ -107,10 +178,38 @@ int tls_server_ctx(const struct tls_files *f,
         if (names != NULL) {
             SSL_CTX_set_client_CA_list(ctx, names);
         }
-        SSL_CTX_set_verify(
-            ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+        tls_server_verify(ctx,
+                          SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT);
     }
     *out = ctx;
+    return 0;
+}
+
+int tls_server_request_client_cert(SSL_CTX *ctx,
+                                   const char *ca,
+                                   struct err_detail *ed)
+{
+    STACK_OF(X509_NAME) * names;
+
+    if ((SSL_CTX_get_verify_mode(ctx) & SSL_VERIFY_FAIL_IF_NO_PEER_CERT) != 0) {
+        return 0;
+    }
+    if (ca == NULL) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "TLS: verifying client certificates needs a CA "
+                       "(tls-ca)");
+    }
+    if (SSL_CTX_load_verify_locations(ctx, ca, NULL) != 1) {
+        char why[512];
+        tls_err_queue(why, sizeof(why));
+        return err_set(ed, WEIR_ECONFIG, "TLS: cannot load the CA %s: %s", ca,
+                       why[0] != '\0' ? why : "failed");
+    }
+    names = SSL_load_client_CA_file(ca);
+    if (names != NULL) {
+        SSL_CTX_set_client_CA_list(ctx, names);
+    }
+    tls_server_verify(ctx, SSL_VERIFY_PEER);
     return 0;
 }
 
@@ -207,25 +306,36 @@ SSL *tls_client_new(SSL_CTX *ctx, const char *host)
     return ssl;
 }
 
+bool tls_peer_verified(SSL *ssl)
+{
+    X509 *cert = SSL_get_peer_certificate(ssl);
+    bool ok = cert != NULL && SSL_get_verify_result(ssl) == X509_V_OK;
+
+    X509_free(cert);
+    return ok;
+}
+
 void tls_peer_subject(SSL *ssl, char *out, size_t len)
 {
     X509 *cert = SSL_get_peer_certificate(ssl);
-    BIO *bio;
-    int n;
 
     out[0] = '\0';
     if (cert == NULL) {
         return;
     }
-    bio = BIO_new(BIO_s_mem());
-    if (bio != NULL) {
-        (void)X509_NAME_print_ex(bio, X509_get_subject_name(cert), 0,
-                                 XN_FLAG_RFC2253);
-        n = BIO_read(bio, out, (int)len - 1);
-        out[n > 0 ? n : 0] = '\0';
-        BIO_free(bio);
-    }
+    tls_name_str(cert, out, len);
     X509_free(cert);
+}
+
+const char *tls_refused_subject(SSL *ssl)
+{
+    const char *s;
+
+    if (tls_refused_idx < 0) {
+        return "";
+    }
+    s = SSL_get_ex_data(ssl, tls_refused_idx);
+    return s != NULL ? s : "";
 }
 
 void tls_last_error(SSL *ssl, char *out, size_t len)

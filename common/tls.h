@@ -35,6 +35,15 @@ WEIR_MUST_CHECK int
 tls_client_ctx(const struct tls_files *f, SSL_CTX **out, struct err_detail *ed);
 void tls_ctx_free(SSL_CTX *ctx);
 
+/* Make a listener's context ask every client for a certificate and verify
+ * it against ca, without requiring one: a client that presents none still
+ * connects, one whose certificate does not verify is refused in the
+ * handshake. No-op on a context that already requires one. Errors:
+ * WEIR_ECONFIG (ca missing or unreadable). */
+WEIR_MUST_CHECK int tls_server_request_client_cert(SSL_CTX *ctx,
+                                                   const char *ca,
+                                                   struct err_detail *ed);
+
 /* A daemon's contexts from its tls-cert, tls-key, tls-ca and
  * tls-client-auth ("none" or "required") options: the listener's, and
  * (client != NULL) one for its own outgoing connections, presenting the
@@ -52,8 +61,15 @@ WEIR_MUST_CHECK int tls_daemon_ctxs(const char *cert,
  * IP addresses; also sent as SNI when it is a name). NULL on failure. */
 SSL *tls_client_new(SSL_CTX *ctx, const char *host);
 
+/* True when the peer presented a certificate and it verified. */
+bool tls_peer_verified(SSL *ssl);
+
 /* The peer certificate's subject ("CN=...,O=..."), or "" without one. */
 void tls_peer_subject(SSL *ssl, char *out, size_t len);
+
+/* On a listener's session: the subject of the client certificate that
+ * failed verification, or "" (none failed). Valid while ssl lives. */
+const char *tls_refused_subject(SSL *ssl);
 
 /* Why the last TLS call failed, for messages: OpenSSL's error queue (which
  * is emptied) and, after a failed verification, the reason. */

@@ -109,7 +109,12 @@ const struct cfg_option ctl_options[] = {
             rebalance_interval_ms,
             0,
             (int64_t)CTL_MAX_INTERVAL_MS),
-    OPT_BOOL("tls", "false", "speak TLS on the listener", tls),
+    OPT_BOOL("tls",
+             "false",
+             "speak TLS on the listener; in a quorum (voters) members "
+             "also talk to each other with mutual TLS (tls-cert presented, "
+             "peers verified against tls-ca, which is then required)",
+             tls),
     OPT_STR("tls-listen",
             NULL,
             "a TLS listener beside the plain one (HOST:PORT)",
@@ -124,7 +129,9 @@ const struct cfg_option ctl_options[] = {
     OPT_STR("tls-client-auth",
             "none",
             "TLS: none, or required (mutual TLS: brokers and clients "
-            "present a certificate signed by tls-ca)",
+            "present a certificate signed by tls-ca); a TLS quorum member "
+            "asks every client for one even with none (a certificate "
+            "given must verify; raft messages need one)",
             tls_client_auth),
     OPT_STR("sasl-mechanisms",
             NULL,
@@ -258,6 +265,15 @@ int ctl_server_quorum_config(const struct ctl_server_config *c,
         return err_set(ed, WEIR_ECONFIG,
                        "id %lld is not one of the voters (%s)",
                        (long long)c->id, c->voters);
+    }
+    /* members verify each other's certificates: against what, if not
+     * tls-ca? (the system's CAs would let any public certificate in) */
+    if (c->tls && (c->tls_ca == NULL || c->tls_ca[0] == '\0')) {
+        memset(voters, 0, sizeof(*voters));
+        return err_set(ed, WEIR_ECONFIG,
+                       "tls is on in a quorum (voters): members verify each "
+                       "other with tls-ca; set it to the CA that signs the "
+                       "members' certificates");
     }
     return 0;
 }

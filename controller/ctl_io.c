@@ -367,6 +367,12 @@ static int ctl_io_listen(struct ctl_server *s, struct err_detail *ed)
             0) {
         return rv;
     }
+    /* a TLS quorum's members reach each other on this listener: ask for a
+     * certificate, which raft_net requires of raft messages */
+    if (s->cfg.tls && s->voters.n > 0 &&
+        (rv = tls_server_request_client_cert(s->tls, s->cfg.tls_ca, ed)) != 0) {
+        return rv;
+    }
     sc.tls = s->cfg.tls ? s->tls : NULL;
     ctl_sec_listener(s, &sc);
     rv =

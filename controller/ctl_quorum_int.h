@@ -29,6 +29,7 @@ struct ctl_quorum {
     struct ctl_server *s; /* borrowed: the server owns the quorum */
     struct raft *raft;
     struct raft_net *net;
+    struct ssl_ctx_st *tls; /* members' client context (tls on), or NULL */
     struct meta_image *img; /* the applied image (owned) */
     struct event *tick_ev;  /* raft_tick */
     struct event *ready_ev; /* one ready turn after the current callback */

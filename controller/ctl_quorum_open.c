@@ -14,6 +14,7 @@
 
 #include "common/mem.h"
 #include "common/metaprops.h"
+#include "common/tls.h"
 #include "common/trace.h"
 #include "controller/ctl_hardstate.h"
 #include "controller/ctl_log_raft.h"
@@ -240,13 +241,44 @@ static int ctl_quorum_start_core(struct ctl_quorum *q,
     return rv;
 }
 
+/* With tls on, the voters' addresses are TLS listeners: members dial them
+ * with TLS, presenting tls-cert and verifying the peer against tls-ca
+ * (ctl_server_quorum_config has checked that it is set). */
+static int ctl_quorum_open_tls(struct ctl_quorum *q, struct err_detail *ed)
+{
+    const struct ctl_server_config *c = &q->s->cfg;
+    struct tls_files f = {c->tls_cert, c->tls_key, c->tls_ca, false};
+
+    if (!c->tls) {
+        if (c->tls_listen != NULL) {
+            trace_warn("controller",
+                       "event=quorum_plain msg=\"raft traffic between members "
+                       "is plain TCP: the voters name the plain listeners "
+                       "(tls-listen does not carry it); set tls on every "
+                       "member for mutual TLS between them\"");
+        }
+        return 0;
+    }
+    if (f.cert == NULL) {
+        return err_set(ed, WEIR_ECONFIG,
+                       "TLS: a quorum member needs a certificate and a key "
+                       "(tls-cert, tls-key)");
+    }
+    return tls_client_ctx(&f, &q->tls, ed);
+}
+
 static int ctl_quorum_open_net(struct ctl_quorum *q, struct err_detail *ed)
 {
     struct ctl_server *s = q->s;
     struct raft_net_config nc;
     int rv;
 
+    rv = ctl_quorum_open_tls(q, ed);
+    if (rv != 0) {
+        return rv;
+    }
     memset(&nc, 0, sizeof(nc));
+    nc.tls = q->tls;
     nc.id = (uint32_t)s->cfg.id;
     nc.voters = &s->voters;
     nc.cluster_id = s->cluster_id;
@@ -326,6 +358,7 @@ void ctl_quorum_close(struct ctl_quorum *q)
     }
     q->s->raft_hook = NULL;
     raft_net_close(q->net);
+    tls_ctx_free(q->tls);
     raft_free(q->raft);
     meta_image_free(q->img);
     buf_fini(&q->scratch);

@@ -42,11 +42,12 @@ if [ "$scram" = 1 ]; then
     [ -f "$WEIR_SCRAM_DIR/users" ] || "$here/scram/make-users.sh" "$WEIR_SCRAM_DIR"
 fi
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-deploy}
-# With TLS the controller runs alone (the quorum's member-to-member link
-# has no TLS or SASL yet; docs/quorum.md): only controller1 is started.
+# With SCRAM the controller runs alone (no SASL between quorum members;
+# docker-compose.scram.yml): only controller1 is started. With TLS alone
+# the three members form the quorum over mutual TLS.
 controllers=(controller1 controller2 controller3)
 services=()
-if [ "$tls" = 1 ]; then
+if [ "$scram" = 1 ]; then
     controllers=(controller1)
     services=(controller1 broker1 broker2 broker3)
 fi

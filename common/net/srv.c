@@ -75,10 +75,11 @@ struct srv {
     uint16_t port;
     uint64_t refused;
     uint64_t tls_failures;
-    uint64_t out_total;  /* bytes queued on every connection's output */
-    uint64_t out_paused; /* times a connection waited for out_total */
-    uint64_t out_shed;   /* connections closed for out_total */
-    bool out_over;       /* out_total > max_output_bytes */
+    uint64_t tls_cert_refusals; /* client certificates that did not verify */
+    uint64_t out_total;         /* bytes queued on every connection's output */
+    uint64_t out_paused;        /* times a connection waited for out_total */
+    uint64_t out_shed;          /* connections closed for out_total */
+    bool out_over;              /* out_total > max_output_bytes */
     struct event *shed_ev;
 };
 
@@ -240,6 +241,14 @@ static bool conn_authenticated(struct srv_conn *c)
     return c->authenticated || conn_principal(c)[0] != '\0';
 }
 
+/* A ClientHello's record header (handshake, version 3.x) read as a frame
+ * prefix is a huge length: say what it is instead. */
+static bool srv_is_tls_hello(const struct srv_conn *c, const uint8_t *prefix)
+{
+    return c->srv->cfg.tls == NULL && prefix[0] == 22 && prefix[1] == 3 &&
+           prefix[2] <= 4;
+}
+
 /* Returns false when no further frame can be taken now. */
 static bool conn_take_frame(struct srv_conn *c)
 {
@@ -265,7 +274,11 @@ static bool conn_take_frame(struct srv_conn *c)
             lim.max_frame_bytes = c->srv->cfg.pre_auth_max_frame_bytes;
         }
         if (frame_decode_prefix(prefix, &lim, &c->frame, &ed) != 0) {
-            conn_frame_error(c, ed.code, ed.msg);
+            conn_frame_error(c, ed.code,
+                             srv_is_tls_hello(c, prefix)
+                                 ? "a TLS handshake on a plain-TCP "
+                                   "listener: the client speaks TLS"
+                                 : ed.msg);
             return false;
         }
         c->have_prefix = true;
@@ -381,13 +394,36 @@ static void conn_frame_timeout_cb(evutil_socket_t fd, short what, void *arg)
  * old protocol version, plain text on a TLS port): say why. */
 static void srv_log_tls_error(struct srv_conn *c)
 {
+    SSL *ssl = bufferevent_openssl_get_ssl(c->bev);
+    long v = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
     unsigned long e;
     char why[256] = "";
+    size_t n;
 
     while ((e = bufferevent_get_openssl_error(c->bev)) != 0) {
         if (ERR_GET_LIB(e) != 0) {
             ERR_error_string_n(e, why, sizeof(why));
         }
+    }
+    /* a client certificate that did not verify: say why (unknown CA,
+     * expired...), which "certificate verify failed" alone does not */
+    n = strlen(why);
+    if (v != X509_V_OK && n + 4 < sizeof(why)) {
+        (void)snprintf(why + n, sizeof(why) - n, "%s(%s)", n > 0 ? " " : "",
+                       X509_verify_cert_error_string(v));
+    }
+    /* a refused client certificate (a quorum member, a broker or client
+     * with the wrong CA) is an operator's matter: the 1st, 2nd, 4th... */
+    if (v != X509_V_OK) {
+        uint64_t k = ++c->srv->tls_cert_refusals;
+        if ((k & (k - 1)) == 0) {
+            trace_warn("net",
+                       "event=tls_client_cert_refused peer=%s "
+                       "subject=\"%s\" reason=\"%s\" refused_total=%llu",
+                       c->peer, ssl != NULL ? tls_refused_subject(ssl) : "",
+                       why, (unsigned long long)k);
+        }
+        return;
     }
     /* one line per 100 failures: a scanner must not flood the log */
     if ((c->srv->tls_failures++ % 100) == 0) {
@@ -754,6 +790,17 @@ bool srv_req_authenticated(const struct srv_req *req)
         return false;
     }
     return !req->conn->srv->cfg.require_auth || conn_authenticated(req->conn);
+}
+
+bool srv_req_peer_verified(const struct srv_req *req)
+{
+    SSL *ssl;
+
+    if (req->conn == NULL || req->conn->srv->cfg.tls == NULL) {
+        return false;
+    }
+    ssl = bufferevent_openssl_get_ssl(req->conn->bev);
+    return ssl != NULL && tls_peer_verified(ssl);
 }
 
 void srv_req_authenticate(struct srv_req *req, const char *principal)

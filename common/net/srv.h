@@ -110,6 +110,9 @@ const char *srv_req_principal(const struct srv_req *req);
  * true when the server does not require it, after srv_req_authenticate,
  * or with a verified TLS client certificate. */
 bool srv_req_authenticated(const struct srv_req *req);
+/* True when the request came over TLS from a client that presented a
+ * certificate which verified (false once the connection is gone). */
+bool srv_req_peer_verified(const struct srv_req *req);
 /* Mark the connection authenticated as principal ("User:alice"), which
  * srv_req_principal returns from now on. No-op once it is gone. */
 void srv_req_authenticate(struct srv_req *req, const char *principal);

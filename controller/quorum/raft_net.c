@@ -7,20 +7,32 @@
  * dropped when newer messages come, which is what Raft wants from a
  * lossy link (the newest heartbeat or append supersedes the older).
  * A failed connection is never freed inside its own callback: the callback
- * disables it and arms the retry timer, whose callback frees it. */
+ * disables it and arms the retry timer, whose callback frees it.
+ * With TLS the same connection is a TLS client: the dialer checks the
+ * peer's certificate against tls-ca and the voter's address, and presents
+ * its own; the receiving member's listener verifies that one in the
+ * handshake, and raft_net_on_request refuses raft messages from a
+ * connection that presented none (brokers and clients may still connect
+ * without one). */
 #include "controller/quorum/raft_net.h"
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/mem.h"
 #include "common/net/addr.h"
+#include "common/tls.h"
 #include "common/trace.h"
 #include "controller/quorum/raft_codec.h"
 
 #define RAFT_NET_OUT_BYTES (256u * 1024) /* in libevent's hands at most */
+#define RAFT_NET_LASTED_MS 1000 /* a connection up this long resets backoff */
 
 struct raft_net_frame {
     uint8_t *data; /* owned */
@@ -33,8 +45,10 @@ struct raft_net_peer {
     struct bufferevent *bev;        /* NULL: none; else connecting or up */
     struct event *retry;            /* reconnect timer */
     bool connected;
-    bool answered;    /* the peer wrote back (logged once per connection) */
-    uint32_t attempt; /* failures since the last connect */
+    bool answered;        /* the peer wrote back (logged once per connection) */
+    uint32_t attempt;     /* failures since a connection that lasted */
+    uint64_t up_ms;       /* clock time of the last connect */
+    char tls_reason[512]; /* the last TLS failure logged */
     struct raft_net_frame *q; /* ring of queue_max */
     uint32_t q_head;
     uint32_t q_len;
@@ -51,11 +65,18 @@ struct raft_net {
     uint64_t rng; /* xorshift64 state, for jitter */
     uint32_t n_peers;
     struct raft_net_peer peers[RAFT_MAX_VOTERS];
-    struct raft_wire wire;    /* receive scratch */
-    uint64_t refused_unknown; /* refused from no known voter */
+    struct raft_wire wire;       /* receive scratch */
+    uint64_t refused_unknown;    /* refused from no known voter */
+    uint64_t refused_unverified; /* TLS: no verified client certificate */
 };
 
 static void raft_net_connect(struct raft_net_peer *p);
+static bool raft_net_log_refusal(uint64_t count);
+
+static uint64_t raft_net_now_ms(const struct raft_net *n)
+{
+    return n->cfg.clock != NULL ? clock_now_ms(n->cfg.clock) : 0;
+}
 
 static uint64_t raft_net_rand(struct raft_net *n)
 {
@@ -147,6 +168,71 @@ static void raft_net_read_cb(struct bufferevent *bev, void *arg)
     (void)evbuffer_drain(in, evbuffer_get_length(in));
 }
 
+static bool raft_net_is_eof(unsigned long e)
+{
+#ifdef SSL_R_UNEXPECTED_EOF_WHILE_READING
+    return ERR_GET_REASON(e) == SSL_R_UNEXPECTED_EOF_WHILE_READING;
+#else
+    (void)e;
+    return false;
+#endif
+}
+
+/* Why a TLS link failed, or false when it is no TLS matter (refused,
+ * reset, timed out: the peer is down or unreachable). */
+static bool raft_net_tls_reason(struct raft_net_peer *p, char *out, size_t len)
+{
+    SSL *ssl = bufferevent_openssl_get_ssl(p->bev);
+    long v = ssl != NULL ? SSL_get_verify_result(ssl) : X509_V_OK;
+    const char *hint = "";
+    unsigned long e;
+    char last[256] = "";
+    size_t n;
+
+    /* libevent also queues socket errors here (library 0): a refused
+     * connection is no TLS failure, and neither is a peer that went away
+     * without a TLS close (killed, restarted): raft_peer_lost says so */
+    while ((e = bufferevent_get_openssl_error(p->bev)) != 0) {
+        if (ERR_GET_LIB(e) != 0 && !raft_net_is_eof(e)) {
+            ERR_error_string_n(e, last, sizeof(last));
+            hint = ERR_GET_REASON(e) == SSL_R_WRONG_VERSION_NUMBER
+                       ? " (does the peer listen with TLS?)"
+                       : "";
+        }
+    }
+    if (last[0] == '\0') {
+        return false;
+    }
+    n = (size_t)snprintf(out, len, "%s%s", last, hint);
+    if (v != X509_V_OK && n < len) {
+        /* our check of the peer's certificate: unknown CA, wrong address */
+        (void)snprintf(out + n, len - n, " (%s)",
+                       X509_verify_cert_error_string(v));
+    }
+    return true;
+}
+
+static void raft_net_log_tls_failure(struct raft_net_peer *p)
+{
+    char why[512];
+
+    if (!raft_net_tls_reason(p, why, sizeof(why))) {
+        return;
+    }
+    p->st.tls_failures++;
+    /* a new reason (the peer was fixed, or broke another way) is always
+     * told; the same one again on the 1st, 2nd, 4th... failure */
+    if (strcmp(why, p->tls_reason) != 0 ||
+        raft_net_log_refusal(p->st.tls_failures)) {
+        (void)snprintf(p->tls_reason, sizeof(p->tls_reason), "%s", why);
+        trace_error("quorum",
+                    "event=raft_peer_tls_failed voter=%u address=%s "
+                    "failures=%llu reason=\"%s\"",
+                    p->voter->id, p->voter->address,
+                    (unsigned long long)p->st.tls_failures, why);
+    }
+}
+
 static void raft_net_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct raft_net_peer *p = arg;
@@ -155,13 +241,16 @@ static void raft_net_event_cb(struct bufferevent *bev, short what, void *arg)
     (void)bev;
     if ((what & BEV_EVENT_CONNECTED) != 0) {
         p->connected = true;
-        p->attempt = 0;
+        p->up_ms = raft_net_now_ms(p->net);
         p->st.connected = true;
         p->st.connects++;
         trace_info("quorum", "event=raft_peer_connected voter=%u address=%s",
                    p->voter->id, p->voter->address);
         raft_net_pump(p);
         return;
+    }
+    if (p->net->cfg.tls != NULL) {
+        raft_net_log_tls_failure(p);
     }
     was = p->connected;
     if (was) {
@@ -170,6 +259,12 @@ static void raft_net_event_cb(struct bufferevent *bev, short what, void *arg)
                    "timeout=%d",
                    p->voter->id, p->voter->address, (what & BEV_EVENT_EOF) != 0,
                    (what & BEV_EVENT_TIMEOUT) != 0);
+    }
+    /* a TLS 1.3 client is "connected" before the server has checked its
+     * certificate: a link refused at once keeps backing off */
+    if (was && (p->net->cfg.clock == NULL ||
+                raft_net_now_ms(p->net) - p->up_ms >= RAFT_NET_LASTED_MS)) {
+        p->attempt = 0;
     }
     p->connected = false;
     p->st.connected = false;
@@ -194,6 +289,36 @@ static void raft_net_retry_cb(evutil_socket_t fd, short what, void *arg)
     raft_net_connect(p);
 }
 
+/* A TLS session checks the peer's certificate against the host of the
+ * voter's address (its DNS or IP names), as brokers check controllers. */
+static struct bufferevent *raft_net_new_bev(struct raft_net_peer *p)
+{
+    struct bufferevent *bev;
+    struct err_detail ed;
+    char host[256];
+    uint16_t port;
+    SSL *ssl;
+
+    if (p->net->cfg.tls == NULL) {
+        return bufferevent_socket_new(p->net->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    }
+    if (addr_split(p->voter->address, host, sizeof(host), &port, &ed) != 0) {
+        return NULL;
+    }
+    ssl = tls_client_new(p->net->cfg.tls, host);
+    if (ssl == NULL) {
+        return NULL;
+    }
+    /* the bufferevent owns the session from here, also on failure */
+    bev = bufferevent_openssl_socket_new(p->net->base, -1, ssl,
+                                         BUFFEREVENT_SSL_CONNECTING,
+                                         BEV_OPT_CLOSE_ON_FREE);
+    if (bev != NULL) {
+        bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    }
+    return bev;
+}
+
 /* Names are resolved at each attempt (getaddrinfo, blocking: voter
  * addresses are expected to be IPs or names in /etc/hosts), so a member
  * that comes back at a new address under the same name is found. */
@@ -216,7 +341,7 @@ static void raft_net_connect(struct raft_net_peer *p)
         raft_net_arm_retry(p);
         return;
     }
-    p->bev = bufferevent_socket_new(p->net->base, -1, BEV_OPT_CLOSE_ON_FREE);
+    p->bev = raft_net_new_bev(p);
     if (p->bev == NULL) {
         raft_net_arm_retry(p);
         return;
@@ -503,10 +628,32 @@ int raft_net_receive(struct raft_net *n,
     return 0;
 }
 
+/* A TLS quorum takes raft messages only from a connection whose client
+ * certificate verified against tls-ca: the listener lets brokers and
+ * clients in without one, members never. */
+static bool raft_net_peer_ok(struct raft_net *n, const struct srv_req *req)
+{
+    if (n->cfg.tls == NULL || srv_req_peer_verified(req)) {
+        return true;
+    }
+    n->refused_unverified++;
+    if (raft_net_log_refusal(n->refused_unverified)) {
+        trace_error("quorum",
+                    "event=raft_refused peer=%s error=AUTHENTICATION "
+                    "refused=%llu msg=\"a raft message from a connection "
+                    "without a verified TLS client certificate: members of "
+                    "a TLS quorum present one signed by tls-ca\"",
+                    req->peer, (unsigned long long)n->refused_unverified);
+    }
+    return false;
+}
+
 void raft_net_on_request(void *arg, struct srv_req *req, const Weir__Request *r)
 {
-    if (r->body_case == WEIR__REQUEST__BODY_RAFT) {
-        (void)raft_net_receive(arg, r->raft, req->payload, req->payload_len,
+    struct raft_net *n = arg;
+
+    if (r->body_case == WEIR__REQUEST__BODY_RAFT && raft_net_peer_ok(n, req)) {
+        (void)raft_net_receive(n, r->raft, req->payload, req->payload_len,
                                req->peer);
     }
     srv_req_finish(req);

@@ -7,7 +7,10 @@
  * a full queue drops its oldest frame and counts it. A received message
  * reaches the callback only when it decodes strictly, names this cluster,
  * comes from another voter of the set and is addressed to this member.
- * Plain TCP only: no TLS or SASL between members yet.
+ * With a TLS context the links are mutual TLS: each member dials with
+ * TLS, checks the peer's certificate and its voter address, presents its
+ * own, and takes raft messages only from connections whose client
+ * certificate verified (docs/controller.md, "Quorum wire").
  * Locality: the event loop thread. */
 #ifndef CONTROLLER_QUORUM_RAFT_NET_H
 #define CONTROLLER_QUORUM_RAFT_NET_H
@@ -23,6 +26,7 @@
 #include "proto/weir.pb-c.h"
 
 struct event_base;
+struct ssl_ctx_st;
 struct raft_net; /* opaque */
 
 /* An established connection to voter id closed (or failed). */
@@ -42,6 +46,12 @@ struct raft_net_config {
     uint64_t seed;                    /* backoff jitter */
     raft_net_lost_fn lost;            /* NULL: not told; called with the
                                          arg given to raft_net_open */
+    struct ssl_ctx_st *tls;           /* NULL: plain TCP; else a client
+                                         context (tls_client_ctx, with a
+                                         certificate; borrowed, outlives the
+                                         transport): dial with TLS and take
+                                         messages only from connections with
+                                         a verified client certificate */
 };
 
 /* A decoded message; m and its bytes are valid during the call only. */
@@ -78,7 +88,9 @@ int raft_net_receive(struct raft_net *n,
                      const char *peer);
 /* The same as the controller's server hook: r's body is a RaftMessage
  * (decoded by rpc_request_decode from req); finishes req without an
- * answer. arg is the struct raft_net. */
+ * answer. arg is the struct raft_net. With TLS, a message from a
+ * connection without a verified client certificate is refused (logged,
+ * counted in refused_unverified). */
 void raft_net_on_request(void *arg,
                          struct srv_req *req,
                          const Weir__Request *r);
@@ -91,6 +103,7 @@ struct raft_net_peer_stats {
     uint64_t received;        /* messages from it passed to the callback */
     uint64_t refused;         /* messages from it refused */
     uint64_t connects;        /* connections established */
+    uint64_t tls_failures;    /* TLS handshakes or sessions that failed */
     uint32_t queued;          /* frames waiting */
     uint64_t last_contact_ms; /* clock time of the last message received
                                  from it; 0: never */

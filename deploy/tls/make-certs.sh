@@ -4,8 +4,9 @@
 #   deploy/tls/make-certs.sh DIR [NAME=SAN[,SAN...]]...
 #
 # Without NAME arguments it makes the set deploy/docker-compose.tls.yml
-# expects: controller, broker1..3 (each for its address on the compose
-# network, its service name, 127.0.0.1 and localhost) and a client
+# expects: controller (one certificate for the three quorum members: their
+# addresses and service names), broker1..3 (each for its address on the
+# compose network, its service name), all with 127.0.0.1 and localhost, and a client
 # certificate "client" for mutual TLS. SAN entries are IP:... or DNS:...
 # Keys are EC P-256 and files are made readable by everyone, because the
 # containers run as uid 1000: this is for test and demo clusters; keep
@@ -14,7 +15,7 @@ set -euo pipefail
 dir=${1:?usage: make-certs.sh DIR [NAME=SAN[,SAN...]]...}
 shift
 if [ $# -eq 0 ]; then
-    set -- "controller=IP:172.28.0.10,DNS:controller,IP:127.0.0.1,DNS:localhost" \
+    set -- "controller=IP:172.28.0.10,IP:172.28.0.20,IP:172.28.0.30,DNS:controller1,DNS:controller2,DNS:controller3,IP:127.0.0.1,DNS:localhost" \
         "broker1=IP:172.28.0.11,DNS:broker1,IP:127.0.0.1,DNS:localhost" \
         "broker2=IP:172.28.0.12,DNS:broker2,IP:127.0.0.1,DNS:localhost" \
         "broker3=IP:172.28.0.13,DNS:broker3,IP:127.0.0.1,DNS:localhost" \

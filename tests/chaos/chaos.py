@@ -17,9 +17,9 @@ the topic is drained from every partition, and the checker runs
 (history.py). A results table is printed and written as JSON; the exit
 status is 0 only if every rule held and every scenario ran.
 
-The controller runs as a quorum of three (one controller with TLS or
-SCRAM: no TLS between members yet, and the quorum scenarios are skipped
-there). controller-kill kills -9 the active controller (twice: the second
+The controller runs as a quorum of three (over mutual TLS in the TLS
+runs; one controller with SCRAM, where the quorum scenarios are
+skipped). controller-kill kills -9 the active controller (twice: the second
 time another member is active); controller-leader-kill kills the active
 controller and partition 0's leader together (in effect once the
 partition has a new leader); controller-wipe kills the active controller,
@@ -583,8 +583,8 @@ def main():
                 continue
             log(f"== {s}")
             if s in QUORUM_SCENARIOS and not env.quorum:
-                run.skipped[s] = ("one controller with TLS (no TLS between "
-                                  "quorum members yet)")
+                run.skipped[s] = ("one controller with SCRAM (no SASL "
+                                  "between quorum members)")
                 continue
             fn = getattr(run, "s_" + s.replace("-", "_"))
             fn(a.kills) if s == "leader-kill" else fn()

@@ -17,8 +17,9 @@ routes inside the containers' network namespaces (nsenter): a member's
 voter address is also the one brokers are sent to, so a compose network
 cut would cut brokers off too. Both give the harness the same methods.
 
-With TLS (and TLS + SCRAM) the controller runs alone: the quorum's
-member-to-member link has no TLS or SASL yet (docs/quorum.md)."""
+With TLS + SCRAM the controller runs alone (no SASL between quorum
+members). With TLS alone both environments run the quorum over mutual
+TLS (docker-compose.tls.yml for compose)."""
 import re
 import os
 import random
@@ -223,7 +224,7 @@ class ProcessEnv(Env):
         self.procs = {}
         self.logs = {}
         self.problems = []
-        self.quorum = not self.tls
+        self.quorum = not self.scram
         self.cluster_id = f"chaos{os.getpid()}"
         self.cuts = {}
         self.tag = f"wc{os.getpid() % 100000}"
@@ -252,7 +253,7 @@ class ProcessEnv(Env):
         run("ip", "-n", ns, "link", "set", "lo", "up")
 
     # a bridge in this namespace; one namespace and one veth pair per
-    # broker and per controller (a single controller, with TLS, stays
+    # broker and per controller (a single controller, with SCRAM, stays
     # here on the bridge's address)
     def _net_up(self):
         sub = f"10.{random.randint(64, 127)}.{random.randint(0, 255)}"
@@ -377,7 +378,9 @@ class ProcessEnv(Env):
         if self.tls:
             def san(addr):
                 return f"IP:{addr.rsplit(':', 1)[0]}"
-            self.make_certs([f"controller={san(self.ctl_addrs[1])}"]
+            # one certificate for every member, naming each one's address
+            ctl_sans = sorted({san(a) for a in self.ctl_addrs.values()})
+            self.make_certs([f"controller={','.join(ctl_sans)}"]
                             + [f"broker{i}={san(a)}"
                                for i, a in self.addrs.items()]
                             + ["client="])
@@ -514,7 +517,7 @@ class ComposeEnv(Env):
         self.ips = {i: f"172.28.0.{10 + i}" for i in IDS}
         self.network = f"{self.project}_weir"
         self.problems = []
-        self.quorum = not self.tls
+        self.quorum = not self.scram
         self.ctl_ips = {j: f"172.28.0.{10 * j}" for j in CIDS}
         self.cuts = {}
 

@@ -39,6 +39,11 @@ def _sign(d, name, cn, san, ca="ca", days="3"):
          "-extfile", ext, cwd=d)
 
 
+def sign(d, name, cn, san, ca="ca"):
+    """Another certificate under d (name.pem, name.key) signed by ca."""
+    _sign(d, name, cn, san, ca=ca)
+
+
 def _expired(d, name, cn, san):
     """Signed through `openssl ca`, which takes explicit dates."""
     _key_and_csr(d, name, cn)
