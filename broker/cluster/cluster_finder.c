@@ -278,7 +278,12 @@ void cluster_finder_on_failure(struct cluster_finder *f,
     if (!cluster_finder_is_current(f, addr)) {
         return;
     }
-    f->shun_until_ms[f->cur] = now_ms + CLUSTER_FINDER_SHUN_MS;
+    if (timeout) {
+        /* silent (a host gone): every call to it costs a whole timeout;
+         * a refused connection costs nothing and is tried as usual (a
+         * member restarting on a new port refuses for a moment) */
+        f->shun_until_ms[f->cur] = now_ms + CLUSTER_FINDER_SHUN_MS;
+    }
     cluster_finder_next(
         f, timeout ? CLUSTER_FINDER_TIMEOUT : CLUSTER_FINDER_UNREACHABLE,
         now_ms, out);

@@ -4,10 +4,10 @@
  * go next. A NOT_CONTROLLER answer naming the active controller moves to
  * it (added to the list if new); one without a name, a failed connection
  * or a timeout moves to the next address; a good answer stays. An address
- * that failed is passed over, and hints naming it are ignored, for
- * CLUSTER_FINDER_SHUN_MS unless it answers: a member that died silently
- * (a host gone) is still named by the others until they elect a new one,
- * and each call to it costs a whole timeout. Moves made
+ * whose call timed out is passed over, and hints naming it are ignored,
+ * for CLUSTER_FINDER_SHUN_MS unless it answers: a member that died
+ * silently (a host gone) is still named by the others until they elect a
+ * new one, and each call to it costs a whole timeout. Moves made
  * without a good answer since the last one count: past one round of the
  * list they wait a backoff that doubles up to a bound, with jitter from a
  * seeded state, so two members naming each other (a stale hint) cannot
@@ -24,8 +24,8 @@
 #define CLUSTER_FINDER_MAX_CONFIGURED 16 /* addresses in --controller */
 #define CLUSTER_FINDER_MAX_ADDRS      32 /* with those learned from hints */
 #define CLUSTER_FINDER_ADDR_CAP       300
-/* an address that could not be reached or timed out is passed over (and
- * hints naming it ignored) for this long, unless it answers */
+/* an address whose call timed out is passed over (and hints naming it
+ * ignored) for this long, unless it answers */
 #define CLUSTER_FINDER_SHUN_MS 2000
 
 enum cluster_finder_reason {

@@ -170,8 +170,8 @@ static void test_single_address_never_moves(void **state)
 
 /* A member that died silently (a host gone) is still named by the others
  * until they elect a new one, and every call to it costs a timeout: once
- * it failed, hints naming it are ignored and rounds pass it over, for
- * CLUSTER_FINDER_SHUN_MS or until it answers. */
+ * a call to it timed out, hints naming it are ignored and rounds pass it
+ * over, for CLUSTER_FINDER_SHUN_MS or until it answers. */
 static void test_failed_member_passed_over_for_a_while(void **state)
 {
     struct cluster_finder f;
@@ -201,14 +201,14 @@ static void test_failed_member_passed_over_for_a_while(void **state)
     /* an answer ends it at once: a fails again, b then names it, and a
      * answers NOT_CONTROLLER itself (alive), so hints to it count again */
     t += 3 * CLUSTER_FINDER_SHUN_MS;
-    cluster_finder_on_failure(&f, "a:1", false, t, &mv);
+    cluster_finder_on_failure(&f, "a:1", true, t, &mv);
     assert_string_equal(cluster_finder_current(&f), "b:2");
     cluster_finder_on_not_controller(&f, "b:2", NULL, t + 1, &mv);
     assert_string_equal(cluster_finder_current(&f), "c:3");
-    cluster_finder_on_failure(&f, "c:3", false, t + 2, &mv);
+    cluster_finder_on_failure(&f, "c:3", true, t + 2, &mv);
     /* a still passed over, b answered: b */
     assert_string_equal(cluster_finder_current(&f), "b:2");
-    cluster_finder_on_failure(&f, "b:2", false, t + 3, &mv);
+    cluster_finder_on_failure(&f, "b:2", true, t + 3, &mv);
     /* all three failed: the next one in turn all the same */
     assert_string_equal(cluster_finder_current(&f), "c:3");
     cluster_finder_on_not_controller(&f, "c:3", NULL, t + 4, &mv);
@@ -216,6 +216,13 @@ static void test_failed_member_passed_over_for_a_while(void **state)
     cluster_finder_on_not_controller(&f, "a:1", NULL, t + 5, &mv);
     assert_string_equal(cluster_finder_current(&f), "c:3"); /* not b */
     cluster_finder_on_not_controller(&f, "c:3", "a:1", t + 6, &mv);
+    assert_int_equal(mv.reason, CLUSTER_FINDER_HINT);
+    assert_string_equal(cluster_finder_current(&f), "a:1");
+    /* a refused connection (a member restarting, say) costs nothing: a
+     * hint naming it is followed at once */
+    cluster_finder_on_failure(&f, "a:1", false, t + 7, &mv);
+    assert_string_equal(cluster_finder_current(&f), "c:3"); /* b timed out */
+    cluster_finder_on_not_controller(&f, "c:3", "a:1", t + 8, &mv);
     assert_int_equal(mv.reason, CLUSTER_FINDER_HINT);
     assert_string_equal(cluster_finder_current(&f), "a:1");
 }
@@ -369,10 +376,10 @@ static void test_dead_then_standby_then_active(void **state)
     cluster_finder_on_success(&f, "active:3");
     assert_int_equal(f.moves, 0);
     /* the active controller restarts on another port; the standby's hint
-     * changes, and the failure at active:3 leads there (dead:1, which
-     * failed 0.1 s ago, is passed over) */
+     * changes, and the failure at active:3 leads there */
     cluster_finder_on_failure(&f, "active:3", false, 100, &mv);
-    assert_string_equal(cluster_finder_current(&f), "standby:2");
+    assert_string_equal(cluster_finder_current(&f), "dead:1");
+    cluster_finder_on_failure(&f, "dead:1", false, 101, &mv);
     cluster_finder_on_not_controller(&f, "standby:2", "active:4", 102, &mv);
     assert_string_equal(cluster_finder_current(&f), "active:4");
     assert_int_equal(mv.delay_ms, 0); /* still the first round */
