@@ -186,6 +186,29 @@ static void cluster_register_cb(evutil_socket_t fd, short what, void *arg)
     cluster_register(arg);
 }
 
+static void cluster_fetch(struct cluster *c);
+
+/* A controller that does not know this broker's epoch may be one whose
+ * history is not ours (a member formatted by mistake, an older copy of
+ * the log): registering would write to it before the metadata poll has
+ * shown that. So the next poll goes now and without waiting for news, and
+ * only an answer that passes the identity and history checks registers
+ * (cluster_fetch_reply); a refused one registers nothing. */
+static void cluster_register_after_check(struct cluster *c)
+{
+    if (c->register_after_check) {
+        return; /* a check is under way */
+    }
+    c->register_after_check = true;
+    trace_info("cluster", "event=register_after_check broker=%d controller=%s",
+               (int)c->id, cluster_controller(c));
+    if (cconn_pending(c->fetch) > 0) {
+        cconn_reset(c->fetch); /* its answer retries at once */
+    } else {
+        cluster_arm(c->fetch_timer, 0);
+    }
+}
+
 static void cluster_heartbeat_reply(void *arg,
                                     int err,
                                     const Weir__Response *resp,
@@ -207,7 +230,7 @@ static void cluster_heartbeat_reply(void *arg,
             cluster_stop_broker(c, "unregistered");
             return;
         }
-        cluster_register(c);
+        cluster_register_after_check(c);
         return;
     }
     if (err != 0 || resp->body_case != WEIR__RESPONSE__BODY_BROKER_HEARTBEAT) {
@@ -320,8 +343,6 @@ static void cluster_heartbeat_cb(evutil_socket_t fd, short what, void *arg)
     }
 }
 
-static void cluster_fetch(struct cluster *c);
-
 static void cluster_fetch_reply(void *arg,
                                 int err,
                                 const Weir__Response *resp,
@@ -361,8 +382,11 @@ static void cluster_fetch_reply(void *arg,
     }
     c->backoff_ms = CLUSTER_BACKOFF_MIN_MS;
     cluster_applied(c);
-    if (c->broker_epoch < 0) {
-        cluster_register(c); /* the first accepted answer, or healed */
+    if (c->broker_epoch < 0 || c->register_after_check) {
+        /* the first accepted answer, healed, or this controller did not
+         * know our epoch and its history checked out */
+        c->register_after_check = false;
+        cluster_register(c);
     }
     cluster_fetch(c);
 }
@@ -378,7 +402,8 @@ static void cluster_fetch(struct cluster *c)
     m.cluster_id = (char *)c->b->ident.props.cluster_id;
     cluster_ident_history_point(c, &m.history_offset, &m.history_chain);
     m.from_offset = meta_image_end_offset(c->img);
-    m.max_wait_ms = c->caught_up ? CLUSTER_FETCH_WAIT_MS : 0;
+    m.max_wait_ms =
+        c->caught_up && !c->register_after_check ? CLUSTER_FETCH_WAIT_MS : 0;
     m.max_bytes = CLUSTER_FETCH_BYTES;
     req.client_id = "weir-broker";
     req.body_case = WEIR__REQUEST__BODY_FETCH_METADATA;

@@ -46,6 +46,9 @@ struct cluster {
     bool registering;
     bool fenced;
     bool hb_inflight;
+    /* the controller did not know our epoch: register once a metadata
+     * answer of it passed the identity and history checks */
+    bool register_after_check;
     uint64_t backoff_ms;
     struct event *register_timer;
     struct event *heartbeat_timer;

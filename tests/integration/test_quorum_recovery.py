@@ -137,10 +137,13 @@ def test_unsafe_recovery_survivor_wins():
 def test_formatted_majority_started_first_loses_history():
     """The documented mistake: two formatted members started before the
     survivor elect one of themselves with an empty history. Brokers
-    refuse it and keep their data."""
+    refuse it, never register with it (it does not know their epochs:
+    they check its history first), keep their data and keep serving."""
     with Quorum() as q:
         create(q, "uf", partitions=1)
         produce(q, "uf", record_values("f", 50))
+        registered = {i: b.log_text().count("event=registered ")
+                      for i, b in q.brokers.items()}
         survivor, lost = lose_majority(q)
         assert q.ctls[survivor].stop() == 0
         for i in lost:
@@ -154,12 +157,16 @@ def test_formatted_majority_started_first_loses_history():
         wait_until("brokers refuse the empty history", lambda: all(
             "event=metadata_history_behind" in b.log_text()
             for b in q.brokers.values()), 30)
-        # and delete nothing. (Serving is not checked: a partition leader
-        # that re-registers with the new quorum before refusing it can
-        # give up its leadership, see the docs.)
-        for b in q.brokers.values():
+        # delete nothing, register nothing, keep serving what they have
+        for i, b in q.brokers.items():
             seg = os.path.join(b.data_dir, "uf-0", "0" * 20 + ".log")
             assert os.path.getsize(seg) > 0, seg
+            text = b.log_text()
+            assert "event=register_after_check" in text, text[-3000:]
+            assert text.count("event=registered ") == registered[i], \
+                text[-3000:]
+        assert sorted(consume_all(q, "uf", 50)) == \
+            sorted(record_values("f", 50))
 
 
 def test_replace_member_on_a_new_host():
