@@ -467,6 +467,60 @@ class ProcessEnv(Env):
             run("ip", "-n", ns, "route", "del", "blackhole", f"{ip}/32",
                 check=False)
 
+    # -- partial partitions: one link cut, the rest up ----------------
+    # A node is "b<i>" (broker i), "c<j>" (controller member j) or
+    # "clients" (the harness's own CLI processes, on the bridge's address
+    # in this namespace). Rules are iptables DROP rules inside the first
+    # node's own namespace (never in this one), so their packet counters
+    # show that the cut really drops.
+    def can_cut_links(self):
+        return self.netns and self.quorum and shutil.which("iptables") \
+            is not None
+
+    def _node(self, n):
+        """(namespace, address) of a node."""
+        if n == "clients":
+            return None, self.host
+        i = int(n[1:])
+        if n[0] == "b":
+            return f"{self.tag}n{i}", self.addrs[i].rsplit(":", 1)[0]
+        return f"{self.tag}c{i}", self._ctl_ip(i)
+
+    def _ipt(self, ns, *args, check=True):
+        return run("ip", "netns", "exec", ns, "iptables", "-w", *args,
+                   check=check)
+
+    def cut_link(self, a, b, one_way=False):
+        """Packets between a and b dropped (with one_way, only a -> b:
+        b -> a still delivered, and counted by an ACCEPT rule). a must not
+        be "clients". Returns the cut, for heal_link and link_counts."""
+        ns, _ = self._node(a)
+        _, ip = self._node(b)
+        rules = [("OUTPUT", "-d", ip, "DROP")]
+        rules.append(("INPUT", "-s", ip, "ACCEPT" if one_way else "DROP"))
+        for chain, flag, addr, target in rules:
+            self._ipt(ns, "-I", chain, flag, f"{addr}/32", "-j", target)
+        return (ns, ip, rules)
+
+    def heal_link(self, cut):
+        ns, _, rules = cut
+        for chain, flag, addr, target in rules:
+            self._ipt(ns, "-D", chain, flag, f"{addr}/32", "-j", target,
+                      check=False)
+
+    def link_counts(self, cut):
+        """{(chain, target): packets} of a cut's rules so far."""
+        ns, ip, rules = cut
+        out = {}
+        for chain, _, _, target in rules:
+            text = self._ipt(ns, "-L", chain, "-v", "-x", "-n").stdout.decode()
+            for ln in text.splitlines():
+                w = ln.split()
+                if len(w) >= 9 and w[2] == target and ip in (w[7], w[8]):
+                    out[(chain, target)] = out.get((chain, target), 0) + \
+                        int(w[0])
+        return out
+
     def restart(self, i):
         self.start(i)
 
@@ -548,6 +602,9 @@ class ComposeEnv(Env):
 
     def can_cut_controllers(self):
         return self.quorum and shutil.which("nsenter") is not None
+
+    def can_cut_links(self):
+        return False  # partial partitions: local processes only, so far
 
     def compose(self, *args, timeout=300, check=True):
         env = dict(os.environ, WEIR_IMAGE=self.image)
