@@ -409,9 +409,9 @@ class Run:
     # row names. "The controller" is the active member of the quorum.
     def can_cut(self, name):
         if not self.env.can_cut_links():
-            self.skipped[name] = ("needs network namespaces (root, "
-                                  "iproute2, iptables) and the process "
-                                  "environment")
+            self.skipped[name] = ("needs the controller quorum, iptables "
+                                  "and network namespaces (process: root "
+                                  "and iproute2; compose: nsenter)")
             return False
         return True
 
