@@ -39,7 +39,7 @@ leader <-> both followers: its ISRs shrink to itself, it must not ack),
 follower-leader-cut (one follower <-> its leader: it leaves that leader's
 ISRs), clients-leader-cut (the harness's clients <-> a leader that still
 reaches everyone else: it stays leader with full ISRs), controller-broker-
-cut (the active controller <-> a follower of partition 5: fenced),
+cut (the active controller <-> the broker leading most: fenced),
 link-flap (a leader <-> a follower cut 3 s, healed 3 s, for --flap-s
 seconds, default 60) and one-way-cut (leader -> follower dropped, follower
 -> leader delivered, counted by an ACCEPT rule: the follower leaves the
@@ -553,16 +553,17 @@ class Run:
                        f"it stayed alive, leader, ISRs full")
 
     def s_controller_broker_cut(self):
-        """The active controller cut off from one broker (a follower of
-        partition 5, not its leader): the controller fences it and moves
-        what it led; it comes back into every ISR after the heal."""
+        """The active controller cut off from one broker (the rules on the
+        controller's side): the broker leading the most partitions, of
+        equals a follower of partition 5 (after earlier faults one broker
+        may lead everything, and a broker leading nothing is the weaker
+        case). The controller fences it and moves what it led; it comes
+        back into every ISR after the heal."""
         if not self.can_cut("controller-broker-cut"):
             return
         j = self.active()
         _, fs = self.replicas_of(5)
-        # of the two, the one leading more (a broker leading nothing is
-        # the weaker case)
-        b = max(fs, key=lambda x: (len(self.led_by(x)), x))
+        b = max(IDS, key=lambda x: (len(self.led_by(x)), x in fs, x))
         parts = self.led_by(b)
         seen = {}
 

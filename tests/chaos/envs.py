@@ -228,19 +228,30 @@ class Env:
         ip = self._node_ip(b)
         rules = [("OUTPUT", "-d", ip, "DROP"),
                  ("INPUT", "-s", ip, "ACCEPT" if one_way else "DROP")]
+        cut = {"node": a, "ip": ip, "rules": [], "healed": False}
         for chain, flag, addr, target in rules:
             self._ipt(a, "-I", chain, flag, f"{addr}/32", "-j", target)
-        return (a, ip, rules)
+            cut["rules"].append((chain, flag, addr, target))
+        return cut
 
     def heal_link(self, cut):
-        a, _, rules = cut
-        for chain, flag, addr, target in rules:
-            self._ipt(a, "-D", chain, flag, f"{addr}/32", "-j", target,
-                      check=False)
+        """The cut's rules deleted, and seen gone (once; again is a
+        no-op)."""
+        if cut["healed"]:
+            return
+        cut["healed"] = True
+        for chain, flag, addr, target in cut["rules"]:
+            self._ipt(cut["node"], "-D", chain, flag, f"{addr}/32", "-j",
+                      target, check=False)
+        left = self.link_counts(cut)
+        if left:
+            raise AssertionError(f"rules of the cut {cut['node']} -> "
+                                 f"{cut['ip']} still there after the heal: "
+                                 f"{left}")
 
     def link_counts(self, cut):
         """{(chain, target): packets} of a cut's rules so far."""
-        a, ip, rules = cut
+        a, ip, rules = cut["node"], cut["ip"], cut["rules"]
         out = {}
         for chain, _, _, target in rules:
             text = self._ipt(a, "-L", chain, "-v", "-x", "-n").stdout.decode()
