@@ -32,8 +32,9 @@ of a deposed active controller applied anywhere would show as two terms.
 
 Partial partitions (one link cut, the rest up; with the controller
 quorum, skipped with TLS): iptables DROP rules inside one node's network
-namespace (process) or container's namespace (compose, by nsenter), whose packet counters must show drops before
-the fault counts. leader-controller-cut (partition 4's leader <-> the
+namespace (process) or container's namespace (compose, by nsenter),
+whose packet counters must show drops before the fault counts, and
+which must be gone after the heal. leader-controller-cut (partition 4's leader <-> the
 active controller: fenced, partitions moved), leader-followers-cut (a
 leader <-> both followers: its ISRs shrink to itself, it must not ack),
 follower-leader-cut (one follower <-> its leader: it leaves that leader's
