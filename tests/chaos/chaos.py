@@ -846,6 +846,10 @@ def main():
     ap.add_argument("--long", action="store_true",
                     help="the long tier too: the partial partitions "
                     "(process environment)")
+    ap.add_argument("--history", default=os.environ.get("WEIR_CHAOS_HISTORY"),
+                    help="write the producers' raw history (every answer: "
+                    "producer, index, partition, offset or error, sent and "
+                    "answered times) and the faults here, as JSON")
     ap.add_argument("--flap-s", type=int, default=60,
                     help="link-flap: how long the link flaps (default 60)")
     ap.add_argument("--kills", type=int, default=3,
@@ -950,6 +954,13 @@ def main():
         log(f"daemon problem: {pr}")
     for pr in ctl_problems:
         log(f"controller history: {pr}")
+    if a.history:
+        with open(a.history, "w") as f:
+            json.dump({"faults": run.faults, "producers": {
+                p.name: [[i, part, off, p.send_time(i), t]
+                         for i, part, off, t in p.reports]
+                for p in run.producers}}, f)
+        log(f"raw history written to {a.history}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)
