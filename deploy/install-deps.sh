@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(gcc make cmake pkg-config clang clang-format python3 procps
       libevent-dev protobuf-c-compiler libprotobuf-c-dev libcmocka-dev
       libisal-dev libssl-dev libzstd-dev liblz4-dev libinih-dev
-      libclang-rt-14-dev openssl iproute2)
+      libclang-rt-14-dev openssl iproute2 iptables)
 # extra packages a caller asks for (e.g. the benchmark's peers)
 PKGS+=("$@")
 

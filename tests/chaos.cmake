@@ -26,3 +26,12 @@ foreach(env compose process)
     LABELS chaos TIMEOUT 1800 RUN_SERIAL TRUE
     ENVIRONMENT "WEIR_BUILD_DIR=${CMAKE_BINARY_DIR}")
 endforeach()
+# The long tier (label chaos-long, outside tests/run.sh and CI): every
+# default scenario and the partial partitions (one link cut, the rest
+# up), local processes in network namespaces.
+add_test(NAME chaos_process_long
+  COMMAND ${Python3_EXECUTABLE} -u ${WEIR_CHAOS_DIR}/chaos.py --env process
+          --long --json ${CMAKE_BINARY_DIR}/chaos-process-long.json)
+set_tests_properties(chaos_process_long PROPERTIES
+  LABELS chaos-long TIMEOUT 3600 RUN_SERIAL TRUE
+  ENVIRONMENT "WEIR_BUILD_DIR=${CMAKE_BINARY_DIR}")

@@ -4,7 +4,7 @@ idempotent acks=all producers and a consumer group work, then a checker
 over the whole history.
 
     tests/chaos/chaos.py [--env auto|compose|process] [--scenarios A,B]
-                         [--kills N] [--json FILE]
+                         [--long] [--flap-s S] [--kills N] [--json FILE]
 
 The topic has 6 partitions, replication factor 3 and min.insync.replicas
 2. Two `weir produce --acks all` processes write unique values; three
@@ -30,6 +30,23 @@ higher term). After the run every member's applied metadata history
 (`event=applied` lines) must agree on the term of every index: a record
 of a deposed active controller applied anywhere would show as two terms.
 
+Partial partitions (one link cut, the rest up; with the controller
+quorum, skipped with TLS): iptables DROP rules inside one node's network
+namespace (process) or container's namespace (compose, by nsenter),
+whose packet counters must show drops before the fault counts, and
+which must be gone after the heal. leader-controller-cut (partition 4's leader <-> the
+active controller: fenced, partitions moved), leader-followers-cut (a
+leader <-> both followers: its ISRs shrink to itself, it must not ack),
+follower-leader-cut (one follower <-> its leader: it leaves that leader's
+ISRs), clients-leader-cut (the harness's clients <-> a leader that still
+reaches everyone else: it stays leader with full ISRs), controller-broker-
+cut (the active controller <-> the broker leading most: fenced),
+link-flap (a leader <-> a follower cut 3 s, healed 3 s, for --flap-s
+seconds, default 60) and one-way-cut (leader -> follower dropped, follower
+-> leader delivered, counted by an ACCEPT rule: the follower leaves the
+ISRs). leader-controller-cut and clients-leader-cut run by default; the
+others only with --long (or named in --scenarios).
+
 --env auto (the default) uses docker-compose when a Docker engine answers,
 else local processes. WEIR_KEEP_TMP=1 keeps the logs."""
 import argparse
@@ -50,13 +67,26 @@ PARTS = 6
 GROUP = "chaos-group"
 OFFSETS_TOPIC = "__consumer_offsets"
 OFFSETS_PARTS = 12
+FLAP_PERIOD_S = 6.0  # link-flap: 3 s cut, 3 s healed
 
+# partial partitions, one link cut and the rest up (network namespaces):
+# two quick ones (about 10 s each, in both environments) run by default,
+# the rest in the long tier (those waiting for an ISR to shrink take 30 s
+# or more in compose, whose brokers keep the default replica lag time)
+PARTIAL_SCENARIOS = ("leader-controller-cut", "leader-followers-cut",
+                     "follower-leader-cut", "clients-leader-cut",
+                     "controller-broker-cut", "link-flap", "one-way-cut")
 SCENARIOS = ("leader-kill", "leader-stop", "leader-pause", "leader-isolate",
              "controller-kill", "controller-leader-kill", "controller-wipe",
-             "controller-isolate", "coordinator-kill", "all-brokers-kill")
-# need the controller quorum (not run with TLS: one controller there)
+             "controller-isolate", "leader-controller-cut",
+             "clients-leader-cut",
+             "coordinator-kill", "all-brokers-kill")
+# the long tier (--long, ctest label chaos-long; not in tests/run.sh)
+LONG_SCENARIOS = tuple(s for s in PARTIAL_SCENARIOS if s not in SCENARIOS)
+# need the controller quorum (not run with TLS: one controller there; the
+# partial cuts also need the clients' address apart from the controller's)
 QUORUM_SCENARIOS = ("controller-leader-kill", "controller-wipe",
-                    "controller-isolate")
+                    "controller-isolate") + PARTIAL_SCENARIOS
 
 
 def fnv1a(s):
@@ -74,6 +104,8 @@ class Run:
         self.skipped = {}
         self.notes = []
         self.generation = 0
+        self.flap_s = 60
+        self.counts = []
 
     # -- workload -----------------------------------------------------
     def start_workload(self):
@@ -140,9 +172,11 @@ class Run:
 
     # -- faults -----------------------------------------------------------
     def fault(self, name, victim, parts, inject, took_effect, heal,
-              hold_s=2.0):
+              hold_s=2.0, after_effect_s=0.0):
         """Inject, wait until the fault is seen to have taken effect
-        (bounded), hold, heal, and wait until the cluster is whole."""
+        (bounded), hold (hold_s from the injection, and at least
+        after_effect_s past the effect), heal, and wait until the cluster
+        is whole."""
         t0 = time.time()
         inject()
         # the fault is in place once the call that makes it returns (a
@@ -151,7 +185,7 @@ class Run:
         t_in = time.time()
         wait_until(f"{name}: fault in effect", took_effect, 45, step=0.2)
         t_eff = time.time()
-        rest = t0 + hold_s - time.time()
+        rest = max(t0 + hold_s, t_eff + after_effect_s) - time.time()
         if rest > 0:
             time.sleep(rest)
         heal()
@@ -371,6 +405,266 @@ class Run:
         self.notes.append(text)
         log(text)
 
+    # -- partial partitions (one link cut, the rest up) -------------------
+    # Each cut is iptables DROP rules in one node's network namespace
+    # (envs.ProcessEnv.cut_link); a cut counts as in effect only when its
+    # rules have dropped packets and the cluster shows the consequence the
+    # row names. "The controller" is the active member of the quorum.
+    def can_cut(self, name):
+        if not self.env.can_cut_links():
+            self.skipped[name] = ("needs the controller quorum, iptables "
+                                  "and network namespaces (process: root "
+                                  "and iproute2; compose: nsenter)")
+            return False
+        return True
+
+    def dropped(self, cut):
+        """Packets the cut's DROP rules have dropped so far."""
+        return sum(n for (_, t), n in self.env.link_counts(cut).items()
+                   if t == "DROP")
+
+    def replicas_of(self, part):
+        q = self.parts()[part]
+        return q["leader"], [r for r in q["replicas"] if r != q["leader"]]
+
+    def cut_fault(self, name, victim, parts, links, effect, hold_s,
+                  after_effect_s=3.0, what=""):
+        """Cut `links` ((a, b, one_way) each), in effect once every cut
+        has dropped packets and effect() holds; healed by removing the
+        rules."""
+        e = self.env
+        cuts = []
+
+        def inject():
+            for a, b, one_way in links:
+                cuts.append(e.cut_link(a, b, one_way))
+
+        def took():
+            return all(self.dropped(c) > 0 for c in cuts) and effect()
+
+        def heal():
+            self.counts = [e.link_counts(c) for c in cuts]
+            for c in cuts:
+                e.heal_link(c)
+        try:
+            self.fault(name, victim, parts, inject, took, heal, hold_s,
+                       after_effect_s)
+        finally:
+            for c in cuts:
+                e.heal_link(c)
+        drops = sum(n for cs in self.counts for (_, t), n in cs.items()
+                    if t == "DROP")
+        self.note(f"{name}: {what}; {len(cuts)} cut(s) dropped {drops} "
+                  f"packets; in effect after "
+                  f"{self.faults[-1]['effect_ms']} ms")
+        return self.counts
+
+    def isr_of(self, parts, but=()):
+        ps = self.parts(but=but)
+        return {p: ps.get(p, {}).get("isr", []) for p in parts}
+
+    def s_leader_controller_cut(self):
+        """Partition 4's leader cut off from the active controller only
+        (it still reaches the other members, its followers and the
+        clients): the controller must fence it and move its partitions;
+        the cut-off leader must ack nothing for its old epoch (the checker
+        would see two values or a lost write)."""
+        if not self.can_cut("leader-controller-cut"):
+            return
+        j = self.active()
+        v, _ = self.replicas_of(4)
+        parts = self.led_by(v)
+
+        def effect():
+            st = self.env.state(but=(v,))
+            return not st["brokers"].get(v, (0, 0, True))[2] and \
+                self.moved_from(v, parts)
+        self.cut_fault("leader-controller-cut", v, parts,
+                       [(f"b{v}", f"c{j}", False)], effect,
+                       self.env.session_ms / 1000 + 3.0,
+                       what=f"broker {v} (leader of {parts}) <-> active "
+                       f"controller {j}; fenced and its partitions moved")
+
+    def s_leader_followers_cut(self):
+        """Partition 1's leader cut off from both followers (it still
+        reaches the controller and the clients): its followers fall out of
+        the ISR of its partitions (or leadership moves); with min ISR 2 it
+        must not ack alone."""
+        if not self.can_cut("leader-followers-cut"):
+            return
+        v, fs = self.replicas_of(1)
+        parts = self.led_by(v)
+        seen = {}
+
+        def effect():
+            isr = self.isr_of(parts)
+            ps = self.parts()
+            ok = all(set(fs) - set(isr[p]) or ps[p]["leader"] != v
+                     for p in parts)
+            if ok:
+                seen.update(isr=isr, leaders={p: ps[p]["leader"]
+                                              for p in parts})
+            return ok
+        self.cut_fault("leader-followers-cut", v, parts,
+                       [(f"b{v}", f"b{f}", False) for f in fs], effect,
+                       8.0, what=f"broker {v} (leader of {parts}) <-> "
+                       f"brokers {fs}")
+        self.note(f"leader-followers-cut: when in effect, ISRs "
+                  f"{seen.get('isr')}, leaders {seen.get('leaders')}")
+
+    def s_follower_leader_cut(self):
+        """One follower of partition 2 cut off from its leader only: it
+        leaves the ISR of that leader's partitions; writes go on (ISR 2 =
+        min ISR)."""
+        if not self.can_cut("follower-leader-cut"):
+            return
+        v, fs = self.replicas_of(2)
+        f = fs[0]
+        parts = self.led_by(v)
+
+        def effect():
+            isr = self.isr_of(parts)
+            return all(f not in isr[p] for p in parts)
+        self.cut_fault("follower-leader-cut", f"broker {f} <-> {v}", parts,
+                       [(f"b{f}", f"b{v}", False)], effect, 8.0,
+                       what=f"follower {f} <-> leader {v} (of {parts}); "
+                       f"{f} left their ISRs")
+
+    def s_clients_leader_cut(self):
+        """The clients cut off from partition 3's leader, which still
+        reaches the controller and the other brokers: it stays leader
+        (nothing fences it), its partitions are unavailable to the clients
+        until the heal, and nothing is lost or duplicated by the producers'
+        retries."""
+        if not self.can_cut("clients-leader-cut"):
+            return
+        v, _ = self.replicas_of(3)
+        parts = self.led_by(v)
+
+        def effect():
+            st = self.env.state(but=(v,))
+            ps = {p: q for (t, p), q in st["partitions"].items()
+                  if t == TOPIC}
+            return st["brokers"].get(v, (0, 0, False))[2] and all(
+                ps[p]["leader"] == v and set(IDS) <= set(ps[p]["isr"])
+                for p in parts)
+        self.cut_fault("clients-leader-cut", v, parts,
+                       [(f"b{v}", "clients", False)], effect, 6.0,
+                       what=f"clients <-> broker {v} (leader of {parts}); "
+                       f"it stayed alive, leader, ISRs full")
+
+    def s_controller_broker_cut(self):
+        """The active controller cut off from one broker (the rules on the
+        controller's side): the broker leading the most partitions, of
+        equals a follower of partition 5 (after earlier faults one broker
+        may lead everything, and a broker leading nothing is the weaker
+        case). The controller fences it and moves what it led; it comes
+        back into every ISR after the heal."""
+        if not self.can_cut("controller-broker-cut"):
+            return
+        j = self.active()
+        _, fs = self.replicas_of(5)
+        b = max(IDS, key=lambda x: (len(self.led_by(x)), x in fs, x))
+        parts = self.led_by(b)
+        seen = {}
+
+        def effect():
+            st = self.env.state(but=(b,))
+            ok = not st["brokers"].get(b, (0, 0, True))[2] and \
+                self.moved_from(b, parts)
+            if ok:
+                seen["isr"] = {p: q["isr"] for (t, p), q in
+                               st["partitions"].items() if t == TOPIC}
+            return ok
+        self.cut_fault("controller-broker-cut", f"controller {j} <-> {b}",
+                       parts, [(f"c{j}", f"b{b}", False)], effect,
+                       self.env.session_ms / 1000 + 3.0,
+                       what=f"active controller {j} <-> broker {b} (leader "
+                       f"of {parts}); fenced and its partitions moved")
+        self.note(f"controller-broker-cut: when in effect, ISRs "
+                  f"{seen.get('isr')}")
+
+    def s_link_flap(self):
+        """The link between partition 0's leader and one follower cut and
+        healed again and again (FLAP_PERIOD_S a cycle, half of it cut) for
+        --flap-s seconds: every cut must drop packets; the ISR may shrink
+        and grow again; after the last heal the cluster must be whole."""
+        if not self.can_cut("link-flap"):
+            return
+        e = self.env
+        v, fs = self.replicas_of(0)
+        f = fs[0]
+        parts = self.led_by(v)
+        half = FLAP_PERIOD_S / 2
+        cut, t_cut, t_first = [None], [0.0], [0.0]
+        stats = {"cuts": 0, "min_drop": None, "shrunk": 0}
+
+        def inject():
+            cut[0] = e.cut_link(f"b{v}", f"b{f}")
+            t_cut[0] = time.time()
+            t_first[0] = t_first[0] or t_cut[0]
+
+        def end_cut():
+            n = self.dropped(cut[0])
+            stats["cuts"] += 1
+            stats["min_drop"] = n if stats["min_drop"] is None else min(
+                stats["min_drop"], n)
+            try:
+                isr = self.isr_of(parts)
+                if any(f not in isr[p] for p in parts):
+                    stats["shrunk"] += 1
+            except (AssertionError, RuntimeError):
+                pass
+            e.heal_link(cut[0])
+            cut[0] = None
+            if n == 0:
+                raise AssertionError(f"link-flap: cut {stats['cuts']} "
+                                     f"dropped nothing")
+
+        def heal():
+            while True:
+                time.sleep(max(0.0, half - (time.time() - t_cut[0])))
+                end_cut()
+                if time.time() + FLAP_PERIOD_S > t_first[0] + self.flap_s:
+                    return
+                time.sleep(half)
+                inject()
+        try:
+            self.fault("link-flap", f"broker {v} <-> {f}", parts, inject,
+                       lambda: self.dropped(cut[0]) > 0, heal, 0.0)
+        finally:
+            if cut[0] is not None:
+                e.heal_link(cut[0])
+        self.note(f"link-flap: broker {v} (leader of {parts}) <-> {f}, "
+                  f"{half:g} s cut / {half:g} s healed for {self.flap_s} s: "
+                  f"{stats['cuts']} cuts, each dropped packets (fewest "
+                  f"{stats['min_drop']}); {f} was out of an ISR at the end "
+                  f"of {stats['shrunk']} of them")
+
+    def s_one_way_cut(self):
+        """Packets from partition 1's leader to one follower dropped,
+        follower to leader delivered (the follower's fetches arrive, the
+        answers do not): the follower leaves the ISR of the leader's
+        partitions; nothing acked is lost."""
+        if not self.can_cut("one-way-cut"):
+            return
+        v, fs = self.replicas_of(1)
+        f = fs[-1]
+        parts = self.led_by(v)
+        counts = self.cut_fault(
+            "one-way-cut", f"broker {v} -> {f}", parts,
+            [(f"b{v}", f"b{f}", True)],
+            lambda: all(f not in isr for isr in
+                        self.isr_of(parts).values()), 8.0,
+            what=f"broker {v} (leader of {parts}) -> {f} dropped, {f} -> "
+            f"{v} delivered; {f} left their ISRs")
+        got = counts[0].get(("INPUT", "ACCEPT"), 0)
+        self.note(f"one-way-cut: {got} packets from {f} delivered to {v} "
+                  f"while its packets to {f} were dropped")
+        if got == 0:
+            raise AssertionError("one-way-cut: nothing from the follower "
+                                 "reached the leader: not a one-way cut")
+
     def s_coordinator_kill(self):
         e = self.env
         op = fnv1a(GROUP) % OFFSETS_PARTS
@@ -458,18 +752,21 @@ def table(env_name, res):
     lines = [f"Weir chaos run ({env_name}), {res['date']}, commit "
              f"{res['commit']}", ""]
     lines.append("| scenario | faults | in effect after (ms) | "
-                 "unavailable p50 / max (ms) | next commit p50 (ms) | "
-                 "writes acked during | records read during |")
-    lines.append("|---|---|---|---|---|---|---|")
+                 "unavailable p50 / max (ms) | longest ack gap (ms) | "
+                 "next commit p50 (ms) | writes acked during | "
+                 "records read during |")
+    lines.append("|---|---|---|---|---|---|---|---|")
     for name, s in res["scenarios"].items():
         if s.get("skipped"):
-            lines.append(f"| {name} | skipped: {s['skipped']} | | | | | |")
+            lines.append(f"| {name} | skipped: {s['skipped']} "
+                         f"| | | | | | |")
             continue
         fmt = (lambda v: "-" if v is None else str(v))
         lines.append(
             f"| {name} | {s['faults']} | {fmt(s['effect_ms_max'])} | "
             f"{fmt(s['unavailable_ms_p50'])} / "
             f"{fmt(s['unavailable_ms_max'])} | "
+            f"{fmt(s['longest_gap_ms_max'])} | "
             f"{fmt(s['commit_gap_ms_p50'])} | {s['acks_during']} | "
             f"{s['polls_during']} |")
     w = res["writes"]
@@ -500,7 +797,7 @@ def summarize(run, summary):
         by.setdefault(f["scenario"], []).append(
             dict(f, **history.fault_metrics(f, run.producers, run.consumers)))
     out = {}
-    for name in SCENARIOS:
+    for name in SCENARIOS + LONG_SCENARIOS:
         if name in run.skipped:
             out[name] = {"skipped": run.skipped[name]}
             continue
@@ -510,17 +807,21 @@ def summarize(run, summary):
         un = [f["unavailable_ms"] for f in fs if f["unavailable_ms"] is not
               None]
         cg = [f["commit_gap_ms"] for f in fs if f["commit_gap_ms"] is not None]
+        gaps = [f["longest_gap_ms"] for f in fs
+                if f["longest_gap_ms"] is not None]
         out[name] = {
             "faults": len(fs),
             "effect_ms_max": max(f["effect_ms"] for f in fs),
             "unavailable_ms_p50": history.pct(un, 0.5),
             "unavailable_ms_max": max(un) if un else None,
             "commit_gap_ms_p50": history.pct(cg, 0.5),
+            "longest_gap_ms_max": max(gaps) if gaps else None,
             "acks_during": sum(f["acks_during"] for f in fs),
             "polls_during": sum(f["polls_during"] for f in fs),
             "each": [{k: f[k] for k in (
                 "victim", "partitions", "inject_ms", "effect_ms", "duration_ms",
-                "recovered_ms", "unavailable_ms", "commit_gap_ms",
+                "recovered_ms", "unavailable_ms", "longest_gap_ms",
+                "commit_gap_ms",
                 "acks_during", "polls_during", "commits_during")}
                 | ({"overlap_ms": f["overlap_ms"]} if "overlap_ms" in f
                    else {})
@@ -539,7 +840,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--env", choices=("auto", "compose", "process"),
                     default=os.environ.get("WEIR_CHAOS_ENV", "auto"))
-    ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--scenarios", default=None,
+                    help="comma-separated, from the default and the long "
+                    "tier (default: the default tier; with --long both)")
+    ap.add_argument("--long", action="store_true",
+                    help="the long tier too: the partial partitions "
+                    "(process environment)")
+    ap.add_argument("--history", default=os.environ.get("WEIR_CHAOS_HISTORY"),
+                    help="write the producers' raw history (every answer: "
+                    "producer, index, partition, offset or error, sent and "
+                    "answered times) and the faults here, as JSON")
+    ap.add_argument("--flap-s", type=int, default=60,
+                    help="link-flap: how long the link flaps (default 60)")
     ap.add_argument("--kills", type=int, default=3,
                     help="leader-kill repetitions (default 3)")
     ap.add_argument("--json", default=os.environ.get("WEIR_CHAOS_JSON"))
@@ -551,10 +863,14 @@ def main():
                     help="TLS with SCRAM logins and ACLs on every "
                     "listener and link")
     a = ap.parse_args()
-    chosen = [s for s in a.scenarios.split(",") if s]
+    every = SCENARIOS + LONG_SCENARIOS
+    if a.scenarios is None:
+        chosen = list(every if a.long else SCENARIOS)
+    else:
+        chosen = [s for s in a.scenarios.split(",") if s]
     for s in chosen:
-        if s not in SCENARIOS:
-            ap.error(f"unknown scenario {s}; known: {', '.join(SCENARIOS)}")
+        if s not in every:
+            ap.error(f"unknown scenario {s}; known: {', '.join(every)}")
     why = envs.ComposeEnv.available() if a.env != "process" else "asked"
     if a.env == "compose" and why:
         log(f"SKIP: compose scenarios need a Docker engine: {why}")
@@ -578,7 +894,8 @@ def main():
         wait_until("a first group commit", lambda: any(
             ln.startswith("# committed") for c in run.consumers
             for _, ln in c.lines), 60, step=0.5)
-        for s in SCENARIOS:
+        run.flap_s = a.flap_s
+        for s in every:
             if s not in chosen:
                 continue
             log(f"== {s}")
@@ -637,6 +954,13 @@ def main():
         log(f"daemon problem: {pr}")
     for pr in ctl_problems:
         log(f"controller history: {pr}")
+    if a.history:
+        with open(a.history, "w") as f:
+            json.dump({"faults": run.faults, "producers": {
+                p.name: [[i, part, off, p.send_time(i), t]
+                         for i, part, off, t in p.reports]
+                for p in run.producers}}, f)
+        log(f"raw history written to {a.history}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(res, f, indent=1)

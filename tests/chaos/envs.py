@@ -211,6 +211,58 @@ class Env:
     def weir(self, *args, timeout=60, check=True):
         return run(*self.cli(), *args, timeout=timeout, check=check)
 
+    # -- partial partitions: one link cut, the rest up ----------------
+    # A node is "b<i>" (broker i), "c<j>" (controller member j) or
+    # "clients" (the harness's own CLI processes, on the host's address on
+    # the cluster's bridge). Rules are iptables DROP rules inside the first
+    # node's own network namespace (never the host's), so their packet
+    # counters show that the cut really drops. Subclasses give
+    # _node_ip(node) and _in_ns(node) (a command prefix that runs a
+    # command in that node's namespace).
+    def _ipt(self, n, *args, check=True):
+        return run(*self._in_ns(n), "iptables", "-w", *args, check=check)
+
+    def cut_link(self, a, b, one_way=False):
+        """Packets between a and b dropped (with one_way, only a -> b:
+        b -> a still delivered, and counted by an ACCEPT rule). a must not
+        be "clients". Returns the cut, for heal_link and link_counts."""
+        ip = self._node_ip(b)
+        rules = [("OUTPUT", "-d", ip, "DROP"),
+                 ("INPUT", "-s", ip, "ACCEPT" if one_way else "DROP")]
+        cut = {"node": a, "ip": ip, "rules": [], "healed": False}
+        for chain, flag, addr, target in rules:
+            self._ipt(a, "-I", chain, flag, f"{addr}/32", "-j", target)
+            cut["rules"].append((chain, flag, addr, target))
+        return cut
+
+    def heal_link(self, cut):
+        """The cut's rules deleted, and seen gone (once; again is a
+        no-op)."""
+        if cut["healed"]:
+            return
+        cut["healed"] = True
+        for chain, flag, addr, target in cut["rules"]:
+            self._ipt(cut["node"], "-D", chain, flag, f"{addr}/32", "-j",
+                      target, check=False)
+        left = self.link_counts(cut)
+        if left:
+            raise AssertionError(f"rules of the cut {cut['node']} -> "
+                                 f"{cut['ip']} still there after the heal: "
+                                 f"{left}")
+
+    def link_counts(self, cut):
+        """{(chain, target): packets} of a cut's rules so far."""
+        a, ip, rules = cut["node"], cut["ip"], cut["rules"]
+        out = {}
+        for chain, _, _, target in rules:
+            text = self._ipt(a, "-L", chain, "-v", "-x", "-n").stdout.decode()
+            for ln in text.splitlines():
+                w = ln.split()
+                if len(w) >= 9 and w[2] == target and ip in (w[7], w[8]):
+                    out[(chain, target)] = out.get((chain, target), 0) + \
+                        int(w[0])
+        return out
+
 
 class ProcessEnv(Env):
     name = "process"
@@ -470,6 +522,24 @@ class ProcessEnv(Env):
             run("ip", "-n", ns, "route", "del", "blackhole", f"{ip}/32",
                 check=False)
 
+    # -- partial partitions (Env.cut_link) --------------------------------
+    def can_cut_links(self):
+        return self.netns and self.quorum and shutil.which("iptables") \
+            is not None
+
+    def _node_ip(self, n):
+        if n == "clients":
+            return self.host  # the bridge's address, where the CLIs run
+        i = int(n[1:])
+        if n[0] == "b":
+            return self.addrs[i].rsplit(":", 1)[0]
+        return self._ctl_ip(i)
+
+    def _in_ns(self, n):
+        i = int(n[1:])
+        return ["ip", "netns", "exec",
+                f"{self.tag}{'n' if n[0] == 'b' else 'c'}{i}"]
+
     def restart(self, i):
         self.start(i)
 
@@ -551,6 +621,29 @@ class ComposeEnv(Env):
 
     def can_cut_controllers(self):
         return self.quorum and shutil.which("nsenter") is not None
+
+    def can_cut_links(self):
+        return self.quorum and shutil.which("nsenter") is not None and \
+            shutil.which("iptables") is not None
+
+    def _node_ip(self, n):
+        if n == "clients":
+            # the host's address on the compose network: brokers advertise
+            # their container addresses and the host reaches them directly
+            p = self.docker("network", "inspect", "-f",
+                            "{{(index .IPAM.Config 0).Gateway}}",
+                            self.network)
+            gw = p.stdout.decode().strip()
+            return gw or "172.28.0.1"
+        i = int(n[1:])
+        return self.ips[i] if n[0] == "b" else self.ctl_ips[i]
+
+    def _in_ns(self, n):
+        i = int(n[1:])
+        name = self.container(i) if n[0] == "b" else self.ctl_container(i)
+        pid = self.docker("inspect", "-f", "{{.State.Pid}}",
+                          name).stdout.decode().strip()
+        return ["nsenter", "-t", pid, "-n"]
 
     def compose(self, *args, timeout=300, check=True):
         env = dict(os.environ, WEIR_IMAGE=self.image)

@@ -360,6 +360,20 @@ def fault_metrics(fault, producers, consumers):
                 acks += 1
             if part in parts and t > t0 and pr.send_time(i) >= t0:
                 first[part] = min(first.get(part, t), t)
+    # the longest wait between successive acknowledgements on one of the
+    # fault's partitions, from the fault to the first one after the heal
+    # (a fault that leaves the partitions writable for a while, such as a
+    # leader cut off from the controller only, shows its outage here)
+    gap = None
+    for part in parts:
+        ts = sorted(t for pr in producers for _, p, _, t in pr.reports
+                    if p == part and t > t0)
+        prev = t0
+        for t in ts:
+            gap = max(gap or 0.0, t - prev)
+            prev = t
+            if t > t1:
+                break
     polls = commit_first = 0
     commits = 0
     for c in consumers:
@@ -375,6 +389,7 @@ def fault_metrics(fault, producers, consumers):
         # until every partition the fault hit took a write again
         "unavailable_ms": None if not first else round(
             1000 * (max(first.values()) - t0)),
+        "longest_gap_ms": None if gap is None else round(1000 * gap),
         "commit_gap_ms": None if not commit_first else round(
             1000 * (commit_first - t0)),
         "acks_during": acks, "polls_during": polls,

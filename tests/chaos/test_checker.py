@@ -173,6 +173,8 @@ class CheckerTest(unittest.TestCase):
         # record 2 (sent 10.4, acked 12.5); record 0 was sent before it
         self.assertEqual(m["unavailable_ms"], 2500)
         self.assertEqual(m["commit_gap_ms"], 3000)
+        # partition 0's acks at 10.5 and 12.5 after the fault at 10.0
+        self.assertEqual(m["longest_gap_ms"], 2000)
         self.assertEqual((m["acks_during"], m["polls_during"]), (2, 1))
 
 
